@@ -1,0 +1,141 @@
+// The notifications of the current session, with a fixed capacity.
+//
+// Order is arrival order (oldest first) and drives eviction; `sequence`
+// (bumped on Added and Modified) says which is most recent for "act on the
+// latest". When an Added arrives and the table is full, the oldest entry
+// that is not an incoming call is evicted and counted: at session start an
+// iPhone may replay hundreds of pre-existing notifications, and the recent
+// ones matter to the wearer.
+
+import Bounded
+
+public struct NotificationRecord: Equatable, Sendable {
+    public var uid: UInt32
+    public var category: CategoryID
+    public var flags: EventFlags
+    public var categoryCount: UInt8
+    public var lastEvent: EventID
+    /// Arrival order of the last Added or Modified; larger is more recent.
+    public var sequence: UInt64
+    /// Attributes whose values arrived in this session.
+    public var attributesKnown: NotificationAttributeSet
+
+    public var isIncomingCall: Bool { category == .incomingCall }
+
+    public func offers(_ action: ActionID) -> Bool { flags.contains(.offering(action)) }
+
+    public init(
+        uid: UInt32, category: CategoryID, flags: EventFlags, categoryCount: UInt8, lastEvent: EventID, sequence: UInt64,
+        attributesKnown: NotificationAttributeSet
+    ) {
+        self.uid = uid
+        self.category = category
+        self.flags = flags
+        self.categoryCount = categoryCount
+        self.lastEvent = lastEvent
+        self.sequence = sequence
+        self.attributesKnown = attributesKnown
+    }
+}
+
+/// How the table changed for one Notification Source event.
+public enum TableChange: Equatable, Sendable {
+    /// A new UID. `evicted` is the record pushed out to make room, if any.
+    case added(NotificationRecord, evicted: NotificationRecord?)
+    /// A known UID changed (or an Added repeated a known UID). `previous`
+    /// is the record before.
+    case modified(NotificationRecord, previous: NotificationRecord)
+    case removed(NotificationRecord)
+    /// Removed for a UID we do not hold (evicted earlier, or never seen).
+    case removedUnknown(uid: UInt32)
+}
+
+public struct NotificationTable: ~Copyable {
+    private var records: FixedArray<NotificationRecord>
+    private var nextSequence: UInt64 = 1
+    /// Records pushed out because the table was full.
+    public private(set) var evictionCount: UInt64 = 0
+
+    public init(capacity: Int) {
+        records = FixedArray(capacity: capacity)
+    }
+
+    public var count: Int { records.count }
+    public var capacity: Int { records.capacity }
+
+    /// The record at `index` (0 is the oldest).
+    public subscript(index: Int) -> NotificationRecord { records[index] }
+
+    public func record(uid: UInt32) -> NotificationRecord? {
+        records.firstIndex { $0.uid == uid }.map { records[$0] }
+    }
+
+    private mutating func takeSequence() -> UInt64 {
+        let s = nextSequence
+        nextSequence &+= 1
+        return s
+    }
+
+    public mutating func apply(_ event: NotificationSourceEvent) -> TableChange {
+        let index = records.firstIndex { $0.uid == event.uid }
+        switch event.eventID {
+        case .removed:
+            guard let index else { return .removedUnknown(uid: event.uid) }
+            var record = records.remove(at: index)
+            record.lastEvent = .removed
+            record.flags = event.flags
+            record.categoryCount = event.categoryCount
+            return .removed(record)
+        case .added, .modified:
+            if let index {
+                let previous = records[index]
+                var record = previous
+                record.category = event.category
+                record.flags = event.flags
+                record.categoryCount = event.categoryCount
+                record.lastEvent = event.eventID
+                record.sequence = takeSequence()
+                records[index] = record
+                return .modified(record, previous: previous)
+            }
+            // A Modified for a UID we never held (evicted) is as good as new.
+            var evicted: NotificationRecord? = nil
+            if records.isFull {
+                let victim = records.firstIndex { !$0.isIncomingCall } ?? 0
+                evicted = records.remove(at: victim)
+                evictionCount &+= 1
+            }
+            let record = NotificationRecord(
+                uid: event.uid, category: event.category, flags: event.flags, categoryCount: event.categoryCount,
+                lastEvent: event.eventID, sequence: takeSequence(), attributesKnown: [])
+            records.append(record)
+            return .added(record, evicted: evicted)
+        }
+    }
+
+    /// Removes `uid` (the NP said it no longer exists). Returns the record.
+    @discardableResult
+    public mutating func remove(uid: UInt32) -> NotificationRecord? {
+        records.firstIndex { $0.uid == uid }.map { records.remove(at: $0) }
+    }
+
+    public mutating func markAttributesKnown(uid: UInt32, _ attributes: NotificationAttributeSet) {
+        guard let index = records.firstIndex(where: { $0.uid == uid }) else { return }
+        records[index].attributesKnown.formUnion(attributes)
+    }
+
+    /// The most recent record satisfying `predicate`.
+    public func mostRecent(where predicate: (NotificationRecord) -> Bool) -> NotificationRecord? {
+        var best: NotificationRecord? = nil
+        for i in 0..<records.count {
+            let r = records[i]
+            if predicate(r), r.sequence > best?.sequence ?? 0 { best = r }
+        }
+        return best
+    }
+
+    /// Forgets every UID (session end).
+    public mutating func removeAll() {
+        records.removeAll()
+    }
+}

@@ -1,0 +1,168 @@
+// libFuzzer entry point for the decoders (make fuzz). One binary, many
+// targets: WRISTLINK_FUZZ_TARGET picks the decoder, so one instrumented build
+// serves them all. A target either survives the input or crashes (a
+// precondition or an ASan report): there is no "expected" output here, only
+// the invariants each target checks.
+
+import ANCS
+import Bounded
+import Glibc
+
+enum Target {
+    case notificationSource, dataSource, session
+}
+
+nonisolated(unsafe) var selected: Target? = nil
+
+func target() -> Target {
+    if let selected { return selected }
+    let name = getenv("WRISTLINK_FUZZ_TARGET").map { String(cString: $0) } ?? ""
+    let t: Target
+    switch name {
+    case "notification-source": t = .notificationSource
+    case "data-source": t = .dataSource
+    case "session": t = .session
+    default:
+        print("set WRISTLINK_FUZZ_TARGET to notification-source, data-source or session")
+        exit(2)
+    }
+    selected = t
+    return t
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let input = Span(_unsafeElements: UnsafeBufferPointer(start: data, count: size))
+    switch target() {
+    case .notificationSource: fuzzNotificationSource(input)
+    case .dataSource: fuzzDataSource(input)
+    case .session: fuzzSession(input)
+    }
+    return 0
+}
+
+func fuzzNotificationSource(_ input: Span<UInt8>) {
+    do throws(NotificationSourceError) {
+        let event = try NotificationSourceEvent.decode(input)
+        precondition(input.count == 8 && input[0] <= 2)
+        var out = ByteBuffer(capacity: 8)
+        event.encode(into: &out)
+        for i in 0..<8 { precondition(out[i] == input[i], "decode/encode must round-trip") }
+    } catch {
+        switch error {
+        case .wrongLength(let n): precondition(n == input.count && n != 8)
+        case .reservedEventID(let id): precondition(id > 2 && input.count == 8)
+        }
+    }
+}
+
+/// A cursor over the fuzzer's bytes.
+struct Reader: ~Escapable {
+    let bytes: Span<UInt8>
+    var offset = 0
+
+    @_lifetime(copy bytes)
+    init(_ bytes: Span<UInt8>) { self.bytes = bytes }
+
+    var remaining: Int { bytes.count - offset }
+
+    mutating func byte() -> UInt8 {
+        guard offset < bytes.count else { return 0 }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func le32() -> UInt32 {
+        UInt32(byte()) | UInt32(byte()) << 8 | UInt32(byte()) << 16 | UInt32(byte()) << 24
+    }
+
+    @_lifetime(copy self)
+    mutating func take(_ n: Int) -> Span<UInt8> {
+        let k = min(n, remaining)
+        defer { offset += k }
+        return bytes.extracting(offset..<(offset + k))
+    }
+}
+
+/// Input: a request (kind, attribute set, UID or app identifier, limits),
+/// then fragments, each prefixed by its length.
+func fuzzDataSource(_ input: Span<UInt8>) {
+    var r = Reader(input)
+    var limits = AttributeLimits()
+    limits[.title] = Int(r.byte()) + 1
+    limits[.message] = Int(r.byte()) * 4 + 1
+    var reassembler = DataSourceReassembler(limits: limits)
+    let kind = r.byte()
+    if kind & 1 == 0 {
+        let set = NotificationAttributeSet(rawValue: max(1, r.byte()))
+        reassembler.expect(.notificationAttributes(uid: r.le32(), attributes: set))
+    } else {
+        let app = AppIdentifier(r.take(Int(r.byte() % 40) + 1))
+        reassembler.expect(.appAttributes(appIdentifier: app, attributes: .displayName))
+    }
+    var completions = 0
+    while r.remaining > 0 {
+        let fragment = r.take(Int(r.byte()) + 1)
+        switch reassembler.feed(fragment) {
+        case .complete(let trailing):
+            precondition(trailing >= 0 && trailing < fragment.count)
+            completions += 1
+            for id in NotificationAttributeID.allCases {
+                precondition(reassembler.value(id).count <= limits[id], "a value never exceeds its limit")
+            }
+            precondition(reassembler.displayName.count <= limits.displayNameBytes)
+        case .dropped(let n, _):
+            precondition(n == fragment.count)
+        case .needMore:
+            break
+        }
+        precondition(completions <= 1, "a response completes at most once per expect")
+    }
+}
+
+/// Input: a sequence of operations on one session; invariants checked after each.
+func fuzzSession(_ input: Span<UInt8>) {
+    var config = SessionConfig()
+    config.notificationCapacity = 8
+    config.fetchQueueCapacity = 3
+    config.actionQueueCapacity = 2
+    config.appNameCacheCapacity = 2
+    var session = Session(config: config)
+    var out = ByteBuffer(capacity: 256)
+    var r = Reader(input)
+    var now = Instant.zero
+    session.begin()
+    while r.remaining > 0 {
+        let op = r.byte() % 12
+        let uid = UInt32(r.byte() % 10)
+        switch op {
+        case 0, 1:
+            var pdu = InlineBytes<8>()
+            pdu.append(r.byte() % 4)
+            pdu.append(r.byte())
+            pdu.append(r.byte() % 14)
+            pdu.append(1)
+            pdu.append(UInt8(uid))
+            pdu.append(0); pdu.append(0); pdu.append(0)
+            _ = session.receiveNotificationSource(pdu.span)
+        case 2: _ = session.receiveNotificationSource(r.take(Int(r.byte() % 12)))
+        case 3: _ = session.fetchAttributes(uid: uid, NotificationAttributeSet(rawValue: r.byte()))
+        case 4: _ = session.performAction(uid: uid, r.byte() & 1 == 0 ? .positive : .negative)
+        case 5: _ = session.fetchAppName(AppIdentifier(r.take(Int(r.byte() % 24))))
+        case 6: _ = session.encodeNextCommand(into: &out, maxLength: r.byte() & 1 == 0 ? 20 : 182)
+        case 7: _ = session.controlPointWriteAcknowledged(now: now)
+        case 8: _ = session.controlPointWriteFailed(attErrorCode: r.byte())
+        case 9: _ = session.receiveDataSource(r.take(Int(r.byte() % 64)))
+        case 10:
+            now = now.advanced(byMs: Int64(r.byte()) * 100)
+            _ = session.checkTimeout(now: now)
+            if let deadline = session.deadline { precondition(deadline > now, "an overdue command survives checkTimeout") }
+        default:
+            if r.byte() & 1 == 0 { session.end() } else { session.begin() }
+            _ = session.probe()
+        }
+        precondition(session.table.count <= config.notificationCapacity)
+        precondition(session.queuedCount <= config.fetchQueueCapacity + config.actionQueueCapacity)
+        if !session.isActive { precondition(session.table.count == 0 && session.queuedCount == 0 && !session.hasCommandInFlight) }
+    }
+}

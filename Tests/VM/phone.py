@@ -1,0 +1,677 @@
+#!/usr/bin/env python3
+"""Simulated iPhone (ANCS Notification Provider) for the Wristlink VM harness.
+
+One process, two Bumble controllers on one LocalLink:
+
+  kernel hci0 <-> /dev/vhci <-> Bumble Controller "wl-ctrl"  ==LocalLink==  Bumble
+  Controller "phone-ctrl" <-> Bumble Host/Device "iPhone" (this file)
+
+The "iPhone" is a GATT server with GAP, GATT (Service Changed) and ANCS
+(Notification Source, Control Point, Data Source; every ANCS CCCD write and
+every Control Point write answers ATT error 0x05 Insufficient Authentication
+until the link is encrypted). It is a central: it scans for an advertisement
+carrying the ANCS UUID in AD type 0x15 (List of 128-bit Service Solicitation
+UUIDs), connects, pairs (LE Secure Connections, bonding) when the peripheral
+sends an SMP Security Request, and re-encrypts with the stored bond on
+reconnection. It follows a JSON scenario (see DEFAULT_SCENARIO and NOTES.md).
+
+Results (all in --results DIR):
+  phone.log          Bumble + phone log
+  events.jsonl       one JSON object per event (connected, paired, subscribed,
+                     ns_sent, cp_write, cp_error, ds_sent, disconnected, ...)
+  cp_writes.txt      every Control Point write, hex, one per line
+  phone-summary.json final state and whether every step of the scenario passed
+
+Needs Bumble 0.0.236 on Python >= 3.11; patches LocalLink.send_acl_data at
+runtime (see patch_bumble()).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import struct
+import sys
+import time
+from dataclasses import dataclass, field
+
+from bumble import att, core, gatt, hci, link as bumble_link, pairing
+from bumble.controller import Controller
+from bumble.device import Device, DeviceConfiguration
+from bumble.host import Host
+from bumble.keys import JsonKeyStore
+from bumble.transport import open_transport
+from bumble.transport.common import AsyncPipeSink
+
+log = logging.getLogger("phone")
+
+# ----------------------------------------------------------------------------
+# ANCS constants (shared/docs/ancs.md)
+ANCS_SERVICE = "7905F431-B5CE-4E99-A40F-4B1E122D00D0"
+ANCS_NS = "9FBF120D-6301-42D9-8C58-25E699A21DBD"
+ANCS_CP = "69D1D8F3-45E1-49A8-9821-9BBDFDAAD9D9"
+ANCS_DS = "22EAC6E9-24D6-4BB5-BE44-B36ACE7C7BFB"
+ANCS_UUID_LE = core.UUID(ANCS_SERVICE).to_bytes()  # little-endian, 16 bytes
+AD_SOLICIT_128 = 0x15
+AD_COMPLETE_NAME = 0x09
+
+EV_ADDED, EV_MODIFIED, EV_REMOVED = 0, 1, 2
+FLAG_BITS = {"silent": 0x01, "important": 0x02, "preexisting": 0x04,
+             "positive": 0x08, "negative": 0x10}
+CATEGORIES = {"other": 0, "incoming_call": 1, "missed_call": 2, "voicemail": 3,
+              "social": 4, "schedule": 5, "email": 6, "news": 7,
+              "health": 8, "business": 9, "location": 10, "entertainment": 11}
+ERR_UNKNOWN_COMMAND, ERR_INVALID_COMMAND, ERR_INVALID_PARAMETER, ERR_ACTION_FAILED = (
+    0xA0, 0xA1, 0xA2, 0xA3)
+ATT_INSUFFICIENT_AUTHENTICATION = 0x05
+
+# Attribute IDs that carry a 2-byte max length in Get Notification Attributes
+NOTIF_ATTR_WITH_LEN = {1, 2, 3}
+
+# Addresses on the LocalLink. The kernel side gets a public address so that
+# the kernel advertises with it and the L2CAP listener bound with
+# BDADDR_LE_PUBLIC matches (see NOTES.md).
+KERNEL_CTRL_ADDR = "F0:57:11:00:00:01"
+PHONE_ADDR = "E1:A5:00:00:00:01"  # static random (top two bits 11)
+
+DEFAULT_SCENARIO = {
+    "existing": [
+        {"uid": 0, "category": "social", "flags": [],
+         "app": "com.apple.MobileSMS", "title": "Alice", "message": "Lunch at noon?",
+         "date": "20260101T120000"},
+    ],
+    "apps": {"com.apple.MobileSMS": "Messages", "com.apple.mobilephone": "Phone"},
+    "steps": [
+        {"do": "connect", "timeout": 60},
+        {"do": "wait_subscribed", "timeout": 60},
+        {"do": "notify", "uid": 1, "category": "incoming_call",
+         "flags": ["important", "positive", "negative"],
+         "app": "com.apple.mobilephone", "title": "Bob",
+         "message": "Incoming call", "positive_label": "Answer",
+         "negative_label": "Decline", "date": "20260101T120500"},
+        {"do": "wait_cp", "count": 1, "timeout": 30},
+        {"do": "sleep", "seconds": 2},
+    ],
+}
+
+
+# ----------------------------------------------------------------------------
+def patch_bumble() -> None:
+    """Work around Bumble 0.0.236 LocalLink.send_acl_data.
+
+    Upstream uses the *sending controller's random address* as the source of
+    LE ACL data. The kernel side advertises and connects with its public
+    address, so the receiving controller looks the data up under a different
+    address and drops it ("!!! no connection for 00:00:00:00:00:00"). Use the
+    address the connection itself was made with instead.
+    """
+    original = bumble_link.LocalLink.send_acl_data
+
+    def send_acl_data(self, sender_controller, destination_address, transport, data):
+        if transport != core.PhysicalTransport.LE:
+            return original(self, sender_controller, destination_address, transport, data)
+        destination_controller = self.find_le_controller(destination_address)
+        connection = sender_controller.le_connections.get(destination_address)
+        source_address = (connection.self_address if connection is not None
+                          else sender_controller.random_address)
+        if destination_controller is not None:
+            asyncio.get_running_loop().call_soon(
+                lambda: destination_controller.on_link_acl_data(
+                    source_address, transport, data))
+
+    bumble_link.LocalLink.send_acl_data = send_acl_data
+
+
+# ----------------------------------------------------------------------------
+@dataclass
+class Notification:
+    uid: int
+    category: int
+    flags: int
+    attrs: dict[int, bytes] = field(default_factory=dict)
+
+
+def parse_flags(value) -> int:
+    if isinstance(value, int):
+        return value
+    out = 0
+    for name in value or []:
+        out |= FLAG_BITS[name]
+    return out
+
+
+def parse_category(value) -> int:
+    return value if isinstance(value, int) else CATEGORIES[value]
+
+
+class Recorder:
+    def __init__(self, results: str):
+        os.makedirs(results, exist_ok=True)
+        self.t0 = time.monotonic()
+        self.events_file = open(os.path.join(results, "events.jsonl"), "w", buffering=1)
+        self.cp_file = open(os.path.join(results, "cp_writes.txt"), "w", buffering=1)
+        self.counts: dict[str, int] = {}
+        self.waiters: list[tuple[callable, asyncio.Future]] = []
+
+    def event(self, name: str, **fields) -> None:
+        record = {"t": round(time.monotonic() - self.t0, 3), "event": name, **fields}
+        self.counts[name] = self.counts.get(name, 0) + 1
+        self.events_file.write(json.dumps(record) + "\n")
+        log.info("EVENT %s", json.dumps(record))
+        for predicate, future in list(self.waiters):
+            if not future.done() and predicate(record):
+                future.set_result(record)
+
+    async def wait_for(self, predicate, timeout: float):
+        future = asyncio.get_running_loop().create_future()
+        entry = (predicate, future)
+        self.waiters.append(entry)
+        try:
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            self.waiters.remove(entry)
+
+
+class PhoneDelegate(pairing.PairingDelegate):
+    def __init__(self, recorder: Recorder):
+        super().__init__(
+            io_capability=pairing.PairingDelegate.IoCapability.DISPLAY_OUTPUT_AND_YES_NO_INPUT)
+        self.recorder = recorder
+
+    async def compare_numbers(self, number: int, digits: int) -> bool:
+        self.recorder.event("numeric_comparison", number=f"{number:0{digits}d}")
+        return True
+
+    async def confirm(self, auto: bool = False) -> bool:
+        self.recorder.event("pairing_confirm", auto=auto)
+        return True
+
+
+# ----------------------------------------------------------------------------
+class Phone:
+    def __init__(self, device: Device, recorder: Recorder, scenario: dict):
+        self.device = device
+        self.rec = recorder
+        self.scenario = scenario
+        self.apps: dict[str, str] = dict(scenario.get("apps", {}))
+        self.notifications: dict[int, Notification] = {}
+        self.connection = None
+        self.session_active = False
+        self.replay_task: asyncio.Task | None = None
+        self.ancs_present = False
+        self.overlong = bool(scenario.get("overlong_values", False))
+        for spec in scenario.get("existing", []):
+            n = self.make_notification(spec)
+            self.notifications[n.uid] = n
+        self.build_ancs()
+        device.on("characteristic_subscription", self.on_subscription)
+        device.on("connection", self.on_connection)
+
+    # -- GATT database ------------------------------------------------------
+    def require_encryption(self, bearer) -> None:
+        connection = getattr(bearer, "connection", None) or bearer
+        if not connection.is_encrypted:
+            raise att.ATT_Error(error_code=ATT_INSUFFICIENT_AUTHENTICATION)
+
+    def secured_cccd(self, characteristic) -> gatt.Descriptor:
+        inner = self.device.gatt_server.make_descriptor_value(characteristic)
+
+        def read(bearer):
+            self.require_encryption(bearer)
+            return inner.read(bearer)
+
+        def write(bearer, value):
+            self.require_encryption(bearer)
+            return inner.write(bearer, value)
+
+        return gatt.Descriptor(
+            gatt.GATT_CLIENT_CHARACTERISTIC_CONFIGURATION_DESCRIPTOR,
+            gatt.Descriptor.READABLE | gatt.Descriptor.WRITEABLE,
+            att.AttributeValueV2(read, write=write))
+
+    def build_ancs(self) -> None:
+        P = gatt.Characteristic.Properties
+        self.ns = gatt.Characteristic(ANCS_NS, P.NOTIFY, gatt.Characteristic.READABLE, b"")
+        self.cp = gatt.Characteristic(
+            ANCS_CP, P.WRITE, gatt.Characteristic.WRITEABLE,
+            gatt.CharacteristicValue(write=self.on_cp_write))
+        self.ds = gatt.Characteristic(ANCS_DS, P.NOTIFY, gatt.Characteristic.READABLE, b"")
+        self.ns.descriptors = [self.secured_cccd(self.ns)]
+        self.ds.descriptors = [self.secured_cccd(self.ds)]
+        self.ancs = gatt.Service(ANCS_SERVICE, [self.ns, self.cp, self.ds])
+
+    def add_ancs(self) -> tuple[int, int]:
+        # ANCS is always the last service, so Bumble's next_handle()
+        # (1 + number of attributes) hands out the same handles again.
+        self.build_ancs()
+        self.device.add_service(self.ancs)
+        self.ancs_present = True
+        rng = (self.ancs.handle, self.ancs.end_group_handle)
+        self.rec.event("ancs_added", start=rng[0], end=rng[1],
+                       ns=self.ns.handle, cp=self.cp.handle, ds=self.ds.handle)
+        return rng
+
+    def remove_ancs(self) -> tuple[int, int]:
+        server = self.device.gatt_server
+        start, end = self.ancs.handle, self.ancs.end_group_handle
+        assert server.attributes[-1].handle == end, "ANCS must be the last service"
+        server.attributes = [a for a in server.attributes if not start <= a.handle <= end]
+        for h in range(start, end + 1):
+            server.attributes_by_handle.pop(h, None)
+        server.services.remove(self.ancs)
+        for cccds in server.subscribers.values():
+            for h in range(start, end + 1):
+                cccds.pop(h, None)
+        self.ancs_present = False
+        self.end_session("ancs_removed")
+        self.rec.event("ancs_removed", start=start, end=end)
+        return start, end
+
+    async def indicate_service_changed(self, start: int, end: int) -> None:
+        sc = self.device.gatt_service.service_changed_characteristic
+        if self.connection is None:
+            return
+        value = struct.pack("<HH", start, end)
+        try:
+            await asyncio.wait_for(
+                self.device.indicate_subscriber(self.connection, sc, value), 10)
+            self.rec.event("service_changed_indicated", start=start, end=end)
+        except Exception as e:  # noqa: BLE001
+            self.rec.event("service_changed_failed", error=repr(e))
+
+    # -- notifications --------------------------------------------------------
+    def make_notification(self, spec: dict) -> Notification:
+        attrs = {}
+        for key, attr_id in (("app", 0), ("title", 1), ("subtitle", 2), ("message", 3),
+                             ("date", 5), ("positive_label", 6), ("negative_label", 7)):
+            if key in spec:
+                attrs[attr_id] = spec[key].encode()
+        if 3 in attrs:
+            attrs[4] = str(len(attrs[3])).encode()
+        return Notification(uid=spec["uid"], category=parse_category(spec.get("category", 0)),
+                            flags=parse_flags(spec.get("flags", [])), attrs=attrs)
+
+    def category_count(self, category: int) -> int:
+        return min(255, sum(1 for n in self.notifications.values() if n.category == category))
+
+    async def send_ns(self, event_id: int, n: Notification, extra_flags: int = 0) -> None:
+        pdu = struct.pack("<BBBBI", event_id, (n.flags | extra_flags) & 0xFF, n.category,
+                          self.category_count(n.category), n.uid)
+        if not self.session_active or self.connection is None:
+            self.rec.event("ns_skipped", pdu=pdu.hex(), reason="no session")
+            return
+        await self.device.notify_subscriber(self.connection, self.ns, pdu)
+        self.rec.event("ns_sent", pdu=pdu.hex(), event_id=event_id, uid=n.uid,
+                       category=n.category, flags=n.flags | extra_flags)
+
+    async def send_ds(self, response: bytes) -> None:
+        if self.connection is None:
+            self.rec.event("ds_skipped", response=response.hex(), reason="no connection")
+            return
+        mtu = self.connection.att_mtu
+        chunk = mtu - 3
+        parts = [response[i:i + chunk] for i in range(0, len(response), chunk)] or [b""]
+        for part in parts:
+            await self.device.notify_subscriber(self.connection, self.ds, part)
+        self.rec.event("ds_sent", response=response.hex(), mtu=mtu, chunks=len(parts))
+
+    async def replay_existing(self, snapshot: list[Notification]) -> None:
+        await asyncio.sleep(0.05)  # let the Write Response go out first
+        for n in snapshot:
+            if n.uid in self.notifications:
+                await self.send_ns(EV_ADDED, n, FLAG_BITS["preexisting"])
+        self.rec.event("replay_done", count=len(snapshot))
+
+    def end_session(self, why: str) -> None:
+        if self.session_active:
+            self.session_active = False
+            self.rec.event("session_end", reason=why)
+
+    # -- event handlers -------------------------------------------------------
+    def on_subscription(self, bearer, characteristic, notify: bool, indicate: bool) -> None:
+        name = {id(self.ns): "notification_source", id(self.ds): "data_source"}.get(
+            id(characteristic))
+        if name is None and characteristic is self.device.gatt_service.service_changed_characteristic:
+            name = "service_changed"
+        self.rec.event("subscription", characteristic=name or str(characteristic.uuid),
+                       notify=notify, indicate=indicate)
+        if characteristic is self.ns:
+            if notify and not self.session_active:
+                self.session_active = True
+                self.rec.event("session_start")
+                snapshot = sorted(self.notifications.values(), key=lambda n: n.uid)
+                self.replay_task = asyncio.create_task(self.replay_existing(snapshot))
+            elif not notify:
+                self.end_session("unsubscribed")
+
+    def on_cp_write(self, connection, value: bytes) -> None:
+        self.require_encryption(connection)
+        self.cp_file_write(value)
+        self.rec.event("cp_write", hex=value.hex())
+        if not value:
+            self.cp_error(ERR_INVALID_COMMAND, value, "empty")
+        cmd = value[0]
+        if cmd == 0:
+            self.cp_get_notification_attributes(value)
+        elif cmd == 1:
+            self.cp_get_app_attributes(value)
+        elif cmd == 2:
+            self.cp_perform_action(value)
+        else:
+            self.cp_error(ERR_UNKNOWN_COMMAND, value, "unknown command")
+
+    def cp_file_write(self, value: bytes) -> None:
+        self.rec.cp_file.write(value.hex() + "\n")
+
+    def cp_error(self, code: int, value: bytes, why: str):
+        self.rec.event("cp_error", code=f"0x{code:02X}", hex=value.hex(), reason=why)
+        raise att.ATT_Error(error_code=code)
+
+    def cp_get_notification_attributes(self, value: bytes) -> None:
+        if len(value) < 6:
+            self.cp_error(ERR_INVALID_COMMAND, value, "too short")
+        uid = struct.unpack_from("<I", value, 1)[0]
+        n = self.notifications.get(uid)
+        if n is None:
+            self.cp_error(ERR_INVALID_PARAMETER, value, f"unknown uid {uid}")
+        out = bytearray(value[:5])
+        i = 5
+        while i < len(value):
+            attr_id = value[i]
+            i += 1
+            max_len = None
+            if attr_id in NOTIF_ATTR_WITH_LEN:
+                if i + 2 > len(value):
+                    self.cp_error(ERR_INVALID_COMMAND, value, "missing max length")
+                max_len = struct.unpack_from("<H", value, i)[0]
+                i += 2
+            if attr_id > 7:
+                self.cp_error(ERR_INVALID_PARAMETER, value, f"bad attribute {attr_id}")
+            data = n.attrs.get(attr_id, b"")
+            if max_len is not None and not self.overlong:
+                data = data[:max_len]
+            out += bytes([attr_id]) + struct.pack("<H", len(data)) + data
+        asyncio.create_task(self.send_ds_later(bytes(out)))
+
+    def cp_get_app_attributes(self, value: bytes) -> None:
+        try:
+            nul = value.index(0, 1)
+        except ValueError:
+            self.cp_error(ERR_INVALID_COMMAND, value, "no NUL after app id")
+        app = value[1:nul].decode(errors="replace")
+        if app not in self.apps:
+            self.cp_error(ERR_INVALID_PARAMETER, value, f"unknown app {app}")
+        out = bytearray(value[:nul + 1])
+        for attr_id in value[nul + 1:]:
+            if attr_id != 0:
+                self.cp_error(ERR_INVALID_PARAMETER, value, f"bad app attribute {attr_id}")
+            data = self.apps[app].encode()
+            out += bytes([attr_id]) + struct.pack("<H", len(data)) + data
+        asyncio.create_task(self.send_ds_later(bytes(out)))
+
+    def cp_perform_action(self, value: bytes) -> None:
+        if len(value) != 6:
+            self.cp_error(ERR_INVALID_COMMAND, value, "bad length")
+        uid = struct.unpack_from("<I", value, 1)[0]
+        action = value[5]
+        n = self.notifications.get(uid)
+        if n is None:
+            self.cp_error(ERR_INVALID_PARAMETER, value, f"unknown uid {uid}")
+        if action > 1:
+            self.cp_error(ERR_INVALID_PARAMETER, value, f"bad action {action}")
+        self.rec.event("action", uid=uid, action="positive" if action == 0 else "negative")
+        del self.notifications[uid]
+        asyncio.create_task(self.send_removed_later(n))
+
+    async def send_ds_later(self, response: bytes) -> None:
+        await asyncio.sleep(0.05)
+        await self.send_ds(response)
+
+    async def send_removed_later(self, n: Notification) -> None:
+        await asyncio.sleep(0.05)
+        await self.send_ns(EV_REMOVED, n)
+
+    def on_connection(self, connection) -> None:
+        self.connection = connection
+        self.rec.event("connected", peer=str(connection.peer_address),
+                       role=connection.role_name, handle=connection.handle)
+        connection.on("disconnection", lambda reason: self.on_disconnection(connection, reason))
+        connection.on("security_request", lambda auth_req: asyncio.create_task(
+            self.on_security_request(connection, auth_req)))
+        connection.on("pairing", lambda keys: self.rec.event(
+            "paired", peer=str(connection.peer_address),
+            ltk=bool(keys.ltk or keys.ltk_central or keys.ltk_peripheral),
+            irk=bool(keys.irk), authenticated=bool(
+                (keys.ltk or keys.ltk_central or keys.ltk_peripheral).authenticated
+                if (keys.ltk or keys.ltk_central or keys.ltk_peripheral) else False)))
+        connection.on("pairing_failure", lambda reason: self.rec.event(
+            "pairing_failed", reason=str(reason)))
+        connection.on("connection_encryption_change", lambda *a: self.rec.event(
+            "encryption_change", encrypted=connection.is_encrypted,
+            authenticated=connection.authenticated))
+        connection.on("connection_encryption_failure", lambda error: self.rec.event(
+            "encryption_failed", error=str(error)))
+        connection.on("connection_att_mtu_update", lambda *a: self.rec.event(
+            "att_mtu", mtu=connection.att_mtu))
+
+    def on_disconnection(self, connection, reason) -> None:
+        self.rec.event("disconnected", reason=str(reason))
+        self.end_session("disconnected")
+        if self.connection is connection:
+            self.connection = None
+
+    async def on_security_request(self, connection, auth_req: int) -> None:
+        keys = await self.device.keystore.get(str(connection.peer_address))
+        self.rec.event("security_request", auth_req=f"0x{auth_req:02X}", bonded=keys is not None)
+        try:
+            if keys is not None and not connection.is_encrypted:
+                await connection.encrypt()
+            elif not connection.is_encrypted:
+                await connection.pair()
+        except Exception as e:  # noqa: BLE001
+            self.rec.event("security_error", error=repr(e))
+
+    # -- scenario steps -------------------------------------------------------
+    async def step_connect(self, step: dict) -> None:
+        timeout = step.get("timeout", 30)
+        found = asyncio.get_running_loop().create_future()
+
+        def on_adv(adv) -> None:
+            data = adv.data_bytes
+            names, solicit = [], False
+            i = 0
+            while i + 1 < len(data):
+                length = data[i]
+                if length == 0 or i + 1 + length > len(data):
+                    break
+                ad_type, payload = data[i + 1], data[i + 2:i + 1 + length]
+                if ad_type == AD_SOLICIT_128:
+                    solicit |= any(payload[j:j + 16] == ANCS_UUID_LE
+                                   for j in range(0, len(payload) - 15, 16))
+                if ad_type == AD_COMPLETE_NAME:
+                    names.append(payload.decode(errors="replace"))
+                i += 1 + length
+            if solicit and not found.done():
+                self.rec.event("advertisement", address=str(adv.address),
+                               connectable=adv.is_connectable, data=data.hex())
+                found.set_result(adv)
+            elif names:
+                self.rec.event("scan_response", address=str(adv.address), name=names[0])
+
+        self.device.on("advertisement", on_adv)
+        await self.device.start_scanning(filter_duplicates=False)
+        try:
+            adv = await asyncio.wait_for(found, timeout)
+        finally:
+            self.device.remove_listener("advertisement", on_adv)
+            await self.device.stop_scanning()
+        connection = await self.device.connect(
+            adv.address, own_address_type=hci.OwnAddressType.RANDOM, timeout=timeout)
+        keys = await self.device.keystore.get(str(connection.peer_address))
+        if keys is not None and step.get("encrypt_if_bonded", True):
+            # What iOS does: re-encrypt a bonded link right away.
+            self.rec.event("encrypting_with_bond", peer=str(connection.peer_address))
+            await connection.encrypt()
+
+    async def run_step(self, step: dict) -> None:
+        do = step["do"]
+        timeout = step.get("timeout", 30)
+        if do == "connect":
+            await self.step_connect(step)
+        elif do == "wait_subscribed":
+            if not self.session_active:
+                await self.rec.wait_for(lambda r: r["event"] == "session_start", timeout)
+            if self.replay_task is not None:
+                # new notifications only after the PreExisting replay
+                await asyncio.wait_for(self.replay_task, timeout)
+        elif do == "notify":
+            n = self.make_notification(step)
+            event = EV_MODIFIED if n.uid in self.notifications else EV_ADDED
+            self.notifications[n.uid] = n
+            await self.send_ns(event, n)
+        elif do == "remove":
+            n = self.notifications.pop(step["uid"])
+            await self.send_ns(EV_REMOVED, n)
+        elif do == "wait_cp":
+            want = step.get("count", 1)
+            if self.rec.counts.get("cp_write", 0) < want:
+                await self.rec.wait_for(
+                    lambda r: self.rec.counts.get("cp_write", 0) >= want, timeout)
+        elif do == "wait_event":
+            match = {k: v for k, v in step.items() if k not in ("do", "timeout")}
+            await self.rec.wait_for(
+                lambda r: all(r.get(k) == v for k, v in match.items()), timeout)
+        elif do == "sleep":
+            await asyncio.sleep(step.get("seconds", 1))
+        elif do == "disconnect":
+            if self.connection is not None:
+                await self.connection.disconnect()
+                if self.connection is not None:
+                    await self.rec.wait_for(lambda r: r["event"] == "disconnected", timeout)
+        elif do == "wait_disconnect":
+            if self.connection is not None:
+                await self.rec.wait_for(lambda r: r["event"] == "disconnected", timeout)
+        elif do == "remove_ancs":
+            start, end = self.remove_ancs()
+            await self.indicate_service_changed(start, end)
+        elif do == "add_ancs":
+            start, end = self.add_ancs()
+            await self.indicate_service_changed(start, end)
+        else:
+            raise ValueError(f"unknown step {do!r}")
+
+    async def run(self) -> bool:
+        ok = True
+        for index, step in enumerate(self.scenario.get("steps", [])):
+            self.rec.event("step", index=index, **step)
+            try:
+                await self.run_step(step)
+            except asyncio.TimeoutError:
+                self.rec.event("step_timeout", index=index, do=step["do"])
+                ok = False
+                break
+            except Exception as e:  # noqa: BLE001
+                log.exception("step failed")
+                self.rec.event("step_failed", index=index, do=step["do"], error=repr(e))
+                ok = False
+                break
+        return ok
+
+
+# ----------------------------------------------------------------------------
+async def build_phone(link, recorder: Recorder, scenario: dict, args) -> tuple[Device, Phone]:
+    """The phone's own controller + host + device, powered on."""
+    phone_ctrl = Controller("phone-ctrl", link=link)
+    config = DeviceConfiguration()
+    config.name = "iPhone"
+    config.address = hci.Address(args.phone_addr)
+    config.irk = bytes.fromhex("00112233445566778899aabbccddeeff")
+    config.io_capability = pairing.PairingDelegate.IoCapability.DISPLAY_OUTPUT_AND_YES_NO_INPUT
+    device = Device(config=config, host=Host(phone_ctrl, AsyncPipeSink(phone_ctrl)))
+    device.pairing_config_factory = lambda connection: pairing.PairingConfig(
+        sc=True, mitm=True, bonding=True, delegate=PhoneDelegate(recorder))
+
+    phone = Phone(device, recorder, scenario)
+    device.add_service(phone.ancs)  # last service: see add_ancs()
+    phone.ancs_present = True
+    await device.power_on()
+    if args.keystore:
+        device.keystore = JsonKeyStore(namespace=None, filename=args.keystore)
+    return device, phone
+
+
+async def main_async(args) -> int:
+    recorder = Recorder(args.results)
+    scenario = DEFAULT_SCENARIO
+    if args.scenario:
+        with open(args.scenario) as f:
+            scenario = json.load(f)
+    elif args.scenario_json:
+        scenario = json.loads(args.scenario_json)
+
+    link = bumble_link.LocalLink()
+
+    # Controller behind the kernel's hci0
+    transport = await open_transport(f"vhci:{args.vhci}" if args.vhci else "vhci")
+    kernel_ctrl = Controller("wl-ctrl", host_source=transport.source,
+                             host_sink=transport.sink, link=link,
+                             public_address=args.kernel_addr)
+    recorder.event("vhci_open", address=args.kernel_addr)
+
+    device, phone = await build_phone(link, recorder, scenario, args)
+    recorder.event("phone_ready", address=args.phone_addr,
+                   ancs=[phone.ancs.handle, phone.ancs.end_group_handle],
+                   ns=phone.ns.handle, cp=phone.cp.handle, ds=phone.ds.handle,
+                   service_changed=device.gatt_service.service_changed_characteristic.handle)
+
+    try:
+        ok = await asyncio.wait_for(phone.run(), args.timeout)
+    except asyncio.TimeoutError:
+        recorder.event("scenario_timeout", seconds=args.timeout)
+        ok = False
+
+    summary = {"ok": ok, "counts": recorder.counts,
+               "remaining_notifications": sorted(phone.notifications)}
+    with open(os.path.join(args.results, "phone-summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    recorder.event("done", ok=ok)
+    if phone.connection is not None and args.disconnect_at_end:
+        try:
+            await asyncio.wait_for(phone.connection.disconnect(), 5)
+        except Exception:  # noqa: BLE001
+            pass
+    transport.close()
+    del kernel_ctrl
+    return 0 if ok else 1
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--vhci", default="", help="vhci device (default /dev/vhci)")
+    p.add_argument("--results", default="results")
+    p.add_argument("--scenario", help="JSON scenario file")
+    p.add_argument("--scenario-json", help="JSON scenario as a string")
+    p.add_argument("--kernel-addr", default=KERNEL_CTRL_ADDR)
+    p.add_argument("--phone-addr", default=PHONE_ADDR)
+    p.add_argument("--keystore", help="JSON key store file (default: in memory)")
+    p.add_argument("--timeout", type=float, default=150)
+    p.add_argument("--disconnect-at-end", action="store_true")
+    p.add_argument("--log-level", default=os.environ.get("PHONE_LOG", "INFO"))
+    args = p.parse_args()
+    os.makedirs(args.results, exist_ok=True)
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper()),
+        format="%(asctime)s.%(msecs)03d %(name)s %(levelname)s %(message)s",
+        datefmt="%H:%M:%S",
+        handlers=[logging.FileHandler(os.path.join(args.results, "phone.log")),
+                  logging.StreamHandler(sys.stderr)])
+    if args.log_level.upper() != "DEBUG":
+        logging.getLogger("bumble").setLevel(logging.WARNING)
+    patch_bumble()
+    return asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Boot Debian's own kernel under virtme-ng (TCG, no KVM) and run guest.sh in it.
+#   run-vm.sh [SCENARIO_JSON]
+# Env: VM_CPUS (default 1), VM_MEMORY (default 1G), VM_TIMEOUT (default 300 s)
+# Results: .build/vm/out/run-<date>/ (also .build/vm/out/latest), exit 0 on PASS.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+CACHE="${WL_VM_CACHE:-$ROOT/.build/vm}"
+VENV="$CACHE/venv"
+SCENARIO="${1:-$HERE/scenarios/default.json}"
+
+for f in "$CACHE/kver" "$VENV/bin/vng" "$CACHE/gpio-sim/gpio-sim.ko" "$CACHE/standin"; do
+  [ -e "$f" ] || { echo "run-vm: $f missing: run setup.sh first" >&2; exit 2; }
+done
+KVER="$(cat "$CACHE/kver")"
+[ "$(uname -r)" != "$KVER" ] || true
+OUT="$CACHE/out/run-$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$OUT"
+ln -sfn "$OUT" "$CACHE/out/latest"
+
+export PATH="$VENV/bin:$PATH"   # vng runs virtme-run from PATH
+T0=$(date +%s.%N)
+echo "run-vm: kernel $KVER, results in $OUT"
+# qemu reopens its stdout: a plain '> file' gets overwritten, so tee it.
+set +e
+timeout --signal=TERM "${VM_TIMEOUT:-300}" \
+  vng --disable-kvm --run "/boot/vmlinuz-$KVER" \
+      --memory "${VM_MEMORY:-1G}" --cpus "${VM_CPUS:-1}" \
+      --rwdir="$OUT" \
+      --exec "bash $HERE/guest.sh $OUT $SCENARIO" 2>&1 | tee "$OUT/console.log"
+vng_rc=${PIPESTATUS[0]}
+set -e
+T1=$(date +%s.%N)
+wall=$(echo "$T1 - $T0" | bc)
+printf '%-22s %6.2f s\n' "host wall (vng)" "$wall" >> "$OUT/timings.txt"
+
+echo
+echo "---- results ($OUT) ----"
+cat "$OUT/result.txt" 2>/dev/null || echo "no result.txt (guest did not finish; vng rc $vng_rc)"
+echo "---- timings ----"
+cat "$OUT/timings.txt"
+if grep -q '^RESULT PASS' "$OUT/result.txt" 2>/dev/null; then
+  exit 0
+fi
+exit 1

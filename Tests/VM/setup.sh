@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Idempotent host setup for the Wristlink VM integration harness (run as root).
+#  - Debian packages: qemu (TCG), Debian's own 6.1 kernel + headers + source,
+#    busybox (virtme-ng's initramfs), gpiod 1.6, bluez tools, libbluetooth-dev
+#  - Python venv with pinned virtme-ng + bumble  -> .build/vm/venv
+#  - out-of-tree gpio-sim.ko for the installed kernel -> .build/vm/gpio-sim/
+#  - stand-in (C) binary                               -> .build/vm/standin
+# Every step is skipped when its result is already there.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+CACHE="${WL_VM_CACHE:-$ROOT/.build/vm}"
+PYTHON_BASE="${WL_VM_PYTHON:-/root/.pyenv/versions/3.11.7/bin/python3}"
+mkdir -p "$CACHE"
+
+T0=$(date +%s.%N)
+phase() { local now; now=$(date +%s.%N); printf '[setup %6.1fs] %s\n' "$(echo "$now - $T0" | bc)" "$*"; }
+command -v bc >/dev/null || { apt-get install -y -q bc >/dev/null 2>&1 || true; }
+
+# ---------------------------------------------------------------- packages
+APT_PKGS=(
+  qemu-system-x86 busybox-static kmod
+  linux-image-amd64 linux-headers-amd64 linux-source-6.1
+  build-essential xz-utils bc
+  gpiod
+  bluez libbluetooth-dev
+)
+missing=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  phase "apt: installing ${missing[*]}"
+  # apt-get update only if the lists are missing or older than a day
+  if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages' -mtime -1 2>/dev/null | head -1)" ]; then
+    apt-get update -q
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  phase "apt: all packages present"
+fi
+
+# Kernel version = what the linux-image-amd64 metapackage points at.
+KVER="$(dpkg-query -W -f='${Depends}' linux-image-amd64 | sed -n 's/.*linux-image-\([0-9][^ ,]*\).*/\1/p')"
+[ -n "$KVER" ] && [ -f "/boot/vmlinuz-$KVER" ] || { echo "setup: cannot find kernel image ($KVER)"; exit 1; }
+[ -e "/lib/modules/$KVER/build/Makefile" ] || { echo "setup: headers for $KVER missing"; exit 1; }
+KPKGVER="$(dpkg-query -W -f='${Version}' "linux-image-$KVER")"
+SRCVER="$(dpkg-query -W -f='${Version}' linux-source-6.1)"
+if [ "$KPKGVER" != "$SRCVER" ]; then
+  echo "setup: linux-image-$KVER is $KPKGVER but linux-source-6.1 is $SRCVER; they must match"; exit 1
+fi
+echo "$KVER" > "$CACHE/kver"
+phase "kernel $KVER ($KPKGVER)"
+
+# -------------------------------------------------------------- python venv
+VENV="$CACHE/venv"
+REQ="$HERE/requirements.txt"
+stamp="$VENV/.req-$(sha256sum "$REQ" | cut -c1-16)"
+if [ ! -e "$stamp" ]; then
+  phase "venv: creating $VENV"
+  rm -rf "$VENV"
+  "$PYTHON_BASE" -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -r "$REQ"
+  "$VENV/bin/pip" check
+  touch "$stamp"
+else
+  phase "venv: up to date"
+fi
+
+# ------------------------------------------------------------ gpio-sim.ko
+GS="$CACHE/gpio-sim"
+if [ ! -f "$GS/gpio-sim.ko" ] || [ "$(cat "$GS/kver" 2>/dev/null)" != "$KVER" ] \
+   || [ "$HERE/gpio-sim/Kbuild" -nt "$GS/gpio-sim.ko" ]; then
+  phase "gpio-sim: extracting sources from linux-source-6.1"
+  rm -rf "$GS"; mkdir -p "$GS"
+  SRC_TAR="$(ls /usr/src/linux-source-6.1.tar.* | head -1)"
+  tar -xf "$SRC_TAR" -C "$GS" --strip-components=1 \
+      linux-source-6.1/drivers/gpio/gpio-sim.c \
+      linux-source-6.1/drivers/gpio/gpiolib.h \
+      linux-source-6.1/kernel/irq/irq_sim.c
+  mv "$GS/drivers/gpio/gpio-sim.c"  "$GS/gpio-sim-core.c"
+  mv "$GS/drivers/gpio/gpiolib.h"   "$GS/gpiolib.h"
+  mv "$GS/kernel/irq/irq_sim.c"     "$GS/irq_sim.c"
+  rm -rf "$GS/drivers" "$GS/kernel"
+  # irq_to_desc() is not exported to modules in 6.1.
+  grep -q 'handle_simple_irq(irq_to_desc(irqnum))' "$GS/irq_sim.c"
+  sed -i 's/handle_simple_irq(irq_to_desc(irqnum))/generic_handle_irq(irqnum)/' "$GS/irq_sim.c"
+  cp "$HERE/gpio-sim/Kbuild" "$GS/Kbuild"
+  phase "gpio-sim: building against /lib/modules/$KVER/build"
+  make -s -C "/lib/modules/$KVER/build" M="$GS" modules
+  echo "$KVER" > "$GS/kver"
+  modinfo "$GS/gpio-sim.ko" | grep -E '^(vermagic|depends)'
+else
+  phase "gpio-sim: up to date"
+fi
+
+# ------------------------------------------------------------ stand-in
+SI="$CACHE/standin"
+if [ ! -x "$SI" ] || [ "$HERE/standin/standin.c" -nt "$SI" ]; then
+  phase "standin: compiling"
+  gcc -O1 -g -Wall -Wextra -o "$SI" "$HERE/standin/standin.c" -lbluetooth
+else
+  phase "standin: up to date"
+fi
+
+phase "done"
