@@ -10,10 +10,15 @@ let core: [SwiftSetting] = [.enableExperimentalFeature("Lifetimes")]
 var targets: [Target] = [
     .target(name: "Bounded", swiftSettings: core),
     .target(name: "ANCS", dependencies: ["Bounded"], swiftSettings: core),
+    .target(name: "ATT", dependencies: ["Bounded"], swiftSettings: core),
+    .target(name: "GATT", dependencies: ["ATT", "Bounded"], swiftSettings: core),
+    .target(name: "Firmware", dependencies: ["ANCS", "ATT", "GATT", "Bounded"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
     .testTarget(name: "BoundedTests", dependencies: ["Bounded", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ANCSTests", dependencies: ["ANCS", "AllocCounter"], swiftSettings: core),
+    .testTarget(name: "ATTTests", dependencies: ["ATT", "AllocCounter"], swiftSettings: core),
+    .testTarget(name: "GATTTests", dependencies: ["ATT", "GATT"], swiftSettings: core),
 ]
 
 var products: [Product] = []

@@ -83,7 +83,7 @@ for name in led-notify led-call vibration; do
     gpioset --mode=signal "$CHIP" "$off=$level" &
     gp=$!
     v=""
-    for _ in $(seq 1 50); do
+    for _ in $(seq 1 200); do   # up to 10 s: the host may be busy
       sleep 0.05
       v=$(cat "$SIM/sim_gpio$off/value")
       [ "$v" = "$level" ] && break
@@ -93,13 +93,24 @@ for name in led-notify led-call vibration; do
   done
 done
 
+# Fact check (informational): what gpio-sim shows after gpioset's default
+# --mode=exit has released the line.
+off=$(gpiofind led-notify | cut -d' ' -f2)
+gpioset "$CHIP" "$off=1"; v=$(cat "$SIM/sim_gpio$off/value")
+echo "INFO after 'gpioset $CHIP $off=1' (mode=exit, line released) sim_gpio$off/value=$v" >> "$RESULT"
+log "INFO gpioset --mode=exit: value after release = $v"
+
 # Inputs: gpiomon sees the edges produced by writing the pull attribute.
 for name in accept reject; do
   off=$(gpiofind "$name" | cut -d' ' -f2)
   echo pull-down > "$SIM/sim_gpio$off/pull"
   timeout 10 gpiomon --num-events=2 --format='%e %o' "$CHIP" "$off" > "$OUT/gpiomon-$name.txt" 2>&1 &
   gm=$!
-  sleep 0.5
+  # toggle only once gpiomon holds the line (else the edge is lost)
+  for _ in $(seq 1 100); do
+    gpioinfo "$CHIP" | grep -q "\"$name\".*\[used\]" && break
+    sleep 0.1
+  done
   echo pull-up > "$SIM/sim_gpio$off/pull"
   sleep 0.3
   echo pull-down > "$SIM/sim_gpio$off/pull"
@@ -112,53 +123,77 @@ done
 phase_end
 
 # --------------------------------------------------------------- bluetooth
-phase_start bluetooth
-mkdir -p "$OUT/phone"
-rm -f "$OUT/keys.txt"
+# run_bt TAG SCENARIO STANDIN-ARGS...: phone.py (vhci controller + iPhone) and
+# the stand-in side by side until the phone's scenario ends. Closing /dev/vhci
+# at the end removes hci0, which is what a reboot looks like to the kernel.
+run_bt() {
+  local tag="$1" scenario="$2"; shift 2
+  mkdir -p "$OUT/$tag"
+  "$PY" "$HERE/phone.py" --results "$OUT/$tag" --scenario "$scenario" --timeout 140 \
+    --keystore "$OUT/phone-keystore.json" > "$OUT/$tag/stdout.txt" 2>&1 &
+  local phone=$!
+  # the stand-in waits for hci0 (Index Added) by itself
+  "$STANDIN" --timeout 160 --keys "$OUT/keys.txt" --summary "$OUT/$tag/standin-summary.json" \
+    "$@" > "$OUT/$tag/standin.log" 2>&1 &
+  local standin=$!
+  wait "$phone"; local rc=$?
+  log "$tag: phone exited with $rc"
+  sleep 0.5
+  kill -TERM "$standin" 2>/dev/null
+  for _ in $(seq 1 50); do kill -0 "$standin" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$standin" 2>/dev/null
+  wait "$standin" 2>/dev/null
+  return 0
+}
+
+rm -f "$OUT/keys.txt" "$OUT/phone-keystore.json"
 btmon -w "$OUT/hci.btsnoop" > /dev/null 2>&1 &
 BTMON=$!
-"$PY" "$HERE/phone.py" --results "$OUT/phone" --scenario "$SCENARIO" --timeout 140 \
-  > "$OUT/phone/stdout.txt" 2>&1 &
-PHONE=$!
-# the stand-in waits for hci0 (Index Added) by itself
-"$STANDIN" --fetch --action negative --bogus-action --mtu 40 --timeout 160 \
-  --keys "$OUT/keys.txt" --summary "$OUT/standin-summary.json" \
-  > "$OUT/standin.log" 2>&1 &
-STANDIN_PID=$!
-wait "$PHONE"; phone_rc=$?
-log "phone exited with $phone_rc"
-sleep 1
-kill -TERM "$STANDIN_PID" 2>/dev/null
-for _ in $(seq 1 50); do kill -0 "$STANDIN_PID" 2>/dev/null || break; sleep 0.1; done
-kill -KILL "$STANDIN_PID" 2>/dev/null
-wait "$STANDIN_PID" 2>/dev/null
+
+phase_start bluetooth-pairing
+run_bt bt1 "$SCENARIO" --fetch --action negative --bogus-action --mtu 40
+phase_end
+
+phase_start bluetooth-reboot
+run_bt bt2 "$HERE/scenarios/reboot.json" --fetch --bogus-action --probe-resecure
+phase_end
+
 kill -INT "$BTMON" 2>/dev/null; wait "$BTMON" 2>/dev/null
 dmesg > "$OUT/dmesg.txt"
-phase_end
 
 # --------------------------------------------------------------- verdict
 phase_start verdict
-J() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, d))" "$@" 2>/dev/null; }
-EV="$OUT/phone/events.jsonl"
-check "phone scenario completed (phone-summary ok)" test "$(J "$OUT/phone/phone-summary.json" ok)" = True
-check "phone saw ANCS solicitation advertisement (AD 0x15)" grep -q '"event": "advertisement"' "$EV"
-check "pairing completed (phone 'paired' event)" grep -q '"event": "paired"' "$EV"
-check "stand-in answered User Confirmation Request" test "$(J "$OUT/standin-summary.json" pairing_confirms)" -ge 1
-check "kernel reported a New Long Term Key (bond stored)" test -s "$OUT/keys.txt"
-check "ANCS access refused before pairing (security raised on error 0x05)" \
-  test "$(J "$OUT/standin-summary.json" security_raises)" -ge 1
-check "stand-in subscribed (phone session_start)" grep -q '"event": "session_start"' "$EV"
-check "stand-in received Notification Source PDUs" test "$(J "$OUT/standin-summary.json" ns_count)" -ge 1
-check "incoming call (UID 1) seen by stand-in" grep -q '"001a010101000000"\|NS PDU 001a010101000000' "$OUT/standin.log"
-check "PreExisting replay seen by stand-in" grep -q 'NS PDU 0004040100000000' "$OUT/standin.log"
-check "Control Point writes logged by phone" test -s "$OUT/phone/cp_writes.txt"
-check "Data Source response reassembled by stand-in" grep -q 'DS response complete' "$OUT/standin.log"
-check "Perform Notification Action -> Removed on NS" grep -q 'NS PDU 021a010001000000' "$OUT/standin.log"
-check "unknown UID -> ATT error 0xA2" grep -q '"code": "0xA2"' "$EV"
-check "bonded reconnection re-encrypted without new pairing" \
+# (no python here: each interpreter start costs seconds under TCG)
+J() { local v; v=$(sed -n "s/.*\"$2\": *\([0-9-]*\).*/\1/p" "$1" 2>/dev/null | head -1); echo "${v:--1}"; }
+EV="$OUT/bt1/events.jsonl"; SL="$OUT/bt1/standin.log"; SS="$OUT/bt1/standin-summary.json"
+check "bt1: phone scenario completed" grep -q '"ok": true' "$OUT/bt1/phone-summary.json"
+check "bt1: phone saw ANCS solicitation advertisement (AD 0x15)" grep -q '"event": "advertisement"' "$EV"
+check "bt1: ANCS refused before pairing (error 0x05 -> BT_SECURITY raised)" grep -q 'error 0x05 for request 0x12' "$SL"
+check "bt1: stand-in answered User Confirmation Request" test "$(J "$SS" pairing_confirms)" -ge 1
+check "bt1: pairing completed (phone 'paired' event)" grep -q '"event": "paired"' "$EV"
+check "bt1: kernel reported a New Long Term Key (saved)" grep -q '^ltk ' "$OUT/keys.txt"
+check "bt1: stand-in subscribed (phone session_start)" grep -q '"event": "session_start"' "$EV"
+check "bt1: stand-in received Notification Source PDUs" test "$(J "$SS" ns_count)" -ge 1
+check "bt1: PreExisting replay seen" grep -q 'NS PDU 0004040100000000' "$SL"
+check "bt1: incoming call UID 1 seen" grep -q 'NS PDU 001a010101000000' "$SL"
+check "bt1: Control Point writes logged by phone" test "$(wc -l < "$OUT/bt1/cp_writes.txt")" -ge 8
+check "bt1: Data Source response split at MTU-3 and reassembled" \
+  bash -c "grep -q 'DS chunk (37 bytes)' '$SL' && grep -q 'DS response complete' '$SL'"
+check "bt1: Perform Notification Action -> Removed on NS" grep -q 'NS PDU 021a010001000000' "$SL"
+check "bt1: unknown UID -> ATT error 0xA2" grep -q '"code": "0xA2"' "$EV"
+check "bt1: bonded reconnection re-encrypted without pairing" \
   bash -c "grep -q '\"event\": \"encrypting_with_bond\"' '$EV' && test \$(grep -c '\"event\": \"paired\"' '$EV') -eq 1"
-check "Service Changed indications received by stand-in" test "$(J "$OUT/standin-summary.json" sc_indications)" -ge 2
-check "re-subscribed after ANCS re-added" test "$(grep -c '"event": "session_start"' "$EV")" -ge 3
+check "bt1: Service Changed indications received" test "$(J "$SS" sc_indications)" -ge 2
+check "bt1: re-subscribed after ANCS re-added" test "$(grep -c '"event": "session_start"' "$EV")" -ge 3
+EV="$OUT/bt2/events.jsonl"; SL="$OUT/bt2/standin.log"; SS="$OUT/bt2/standin-summary.json"
+check "bt2: hci0 re-created, keys loaded (Load Long Term Keys ok)" \
+  grep -q 'complete for 0x0013 Load Long Term Keys: status 0x00' "$SL"
+check "bt2: phone scenario completed" grep -q '"ok": true' "$OUT/bt2/phone-summary.json"
+check "bt2: kernel sent Security Request, phone encrypted with stored bond" \
+  grep -q '"event": "security_request", "auth_req": "0x[0-9A-F]*", "bonded": true' "$EV"
+check "bt2: no new pairing (no User Confirmation, no 'paired')" \
+  bash -c "test $(J "$SS" pairing_confirms) -eq 0 && ! grep -q '\"event\": \"paired\"' '$EV'"
+check "bt2: stand-in received Notification Source PDUs" test "$(J "$SS" ns_count)" -ge 1
 phase_end
 
 total=$(ts)

@@ -642,7 +642,7 @@ async def main_async(args) -> int:
             await asyncio.wait_for(phone.connection.disconnect(), 5)
         except Exception:  # noqa: BLE001
             pass
-    transport.close()
+    await transport.close()
     del kernel_ctrl
     return 0 if ok else 1
 

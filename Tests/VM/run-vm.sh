@@ -35,11 +35,22 @@ T1=$(date +%s.%N)
 wall=$(echo "$T1 - $T0" | bc)
 printf '%-22s %6.2f s\n' "host wall (vng)" "$wall" >> "$OUT/timings.txt"
 
+# Decode the guest's HCI/mgmt trace on the host (btmon reads btsnoop files
+# without Bluetooth sockets). btmon 5.66 may crash part-way: best effort.
+if [ -s "$OUT/hci.btsnoop" ] && command -v btmon >/dev/null; then
+  btmon -r "$OUT/hci.btsnoop" > "$OUT/hci.txt" 2>&1 || echo "(btmon exited $?)" >> "$OUT/hci.txt"
+fi
 echo
 echo "---- results ($OUT) ----"
 cat "$OUT/result.txt" 2>/dev/null || echo "no result.txt (guest did not finish; vng rc $vng_rc)"
 echo "---- timings ----"
 cat "$OUT/timings.txt"
+npass=$(grep -c '^PASS' "$OUT/result.txt" 2>/dev/null || true)
+nfail=$(grep -c '^FAIL' "$OUT/result.txt" 2>/dev/null || true)
+[ -f "$OUT/result.txt" ] || nfail=1
+# keep the five most recent runs
+ls -1dt "$CACHE"/out/run-* 2>/dev/null | tail -n +6 | xargs -r rm -rf
+echo "vm: ${npass:-0} passed, ${nfail:-0} failed"
 if grep -q '^RESULT PASS' "$OUT/result.txt" 2>/dev/null; then
   exit 0
 fi

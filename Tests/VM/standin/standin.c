@@ -178,7 +178,7 @@ _Static_assert(sizeof(struct mgmt_cp_add_advertising) == 11, "add_adv");
 static const uint8_t ANCS_SVC[16] = {0xD0,0x00,0x2D,0x12,0x1E,0x4B,0x0F,0xA4,0x99,0x4E,0xCE,0xB5,0x31,0xF4,0x05,0x79};
 static const uint8_t ANCS_NS[16]  = {0xBD,0x1D,0xA2,0x99,0xE6,0x25,0x58,0x8C,0xD9,0x42,0x01,0x63,0x0D,0x12,0xBF,0x9F};
 static const uint8_t ANCS_CP[16]  = {0xD9,0xD9,0xAA,0xFD,0xBD,0x9B,0x21,0x98,0xA8,0x49,0xE1,0x45,0xF3,0xD8,0xD1,0x69};
-static const uint8_t ANCS_DS[16]  = {0xFB,0x7B,0x7C,0xCE,0x6A,0xB4,0x3E,0xBE,0xF5,0x4B,0xD6,0x24,0xE9,0xC6,0xEA,0x22};
+static const uint8_t ANCS_DS[16]  = {0xFB,0x7B,0x7C,0xCE,0x6A,0xB3,0x44,0xBE,0xB5,0x4B,0xD6,0x24,0xE9,0xC6,0xEA,0x22};
 
 /* ------------------------------------------------------------------------ */
 static struct {
@@ -191,6 +191,7 @@ static struct {
 	bool fetch;         /* Get Notification/App Attributes on new notifications */
 	int action;         /* -1 none, 0 positive, 1 negative */
 	bool bogus_action;  /* Perform Notification Action on an unknown UID (expect 0xA2) */
+	bool probe_resecure; /* setsockopt(BT_SECURITY) again on an encrypted link: log result */
 	int mtu;
 } opt = {.index = -1, .name = "Wristlink", .io_cap = 3, .timeout_s = 170,
 	 .action = -1, .mtu = 247};
@@ -1128,8 +1129,14 @@ static void session(void) {
 	}
 	if (att_fd < 0)
 		return;
-	if (discover())
-		subscribe();
+	if (discover() && subscribe() == 0 && opt.probe_resecure) {
+		struct bt_security sec = {.level = BT_SECURITY_MEDIUM}, cur = {0};
+		socklen_t sl = sizeof cur;
+		getsockopt(att_fd, SOL_BLUETOOTH, BT_SECURITY, &cur, &sl);
+		int r = setsockopt(att_fd, SOL_BLUETOOTH, BT_SECURITY, &sec, sizeof sec);
+		LOG("probe: link at level %u; setsockopt(BT_SECURITY, MEDIUM) again -> %d (%s)",
+		    cur.level, r, r ? strerror(errno) : "ok");
+	}
 	double deadline = now_s() + opt.timeout_s;
 	while (att_fd >= 0 && !expired(deadline)) {
 		if (s.need_rediscover) {
@@ -1173,7 +1180,7 @@ static void usage(void) {
 	fprintf(stderr,
 		"usage: standin [--index N] [--name NAME] [--io-cap N] [--timeout S] [--keys FILE]\n"
 		"               [--summary FILE] [--fetch] [--action positive|negative]\n"
-		"               [--bogus-action] [--mtu N]\n");
+		"               [--bogus-action] [--mtu N] [--probe-resecure]\n");
 	exit(2);
 }
 
@@ -1182,7 +1189,7 @@ int main(int argc, char **argv) {
 		{"index", 1, 0, 'i'}, {"name", 1, 0, 'n'}, {"io-cap", 1, 0, 'c'},
 		{"timeout", 1, 0, 't'}, {"keys", 1, 0, 'k'}, {"summary", 1, 0, 's'},
 		{"fetch", 0, 0, 'f'}, {"action", 1, 0, 'a'}, {"bogus-action", 0, 0, 'b'},
-		{"mtu", 1, 0, 'm'}, {0, 0, 0, 0}};
+		{"mtu", 1, 0, 'm'}, {"probe-resecure", 0, 0, 'p'}, {0, 0, 0, 0}};
 	int ch;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -1197,6 +1204,7 @@ int main(int argc, char **argv) {
 		case 'a': opt.action = !strcmp(optarg, "negative") ? 1 : 0; break;
 		case 'b': opt.bogus_action = true; break;
 		case 'm': opt.mtu = atoi(optarg); break;
+		case 'p': opt.probe_resecure = true; break;
 		default: usage();
 		}
 	}

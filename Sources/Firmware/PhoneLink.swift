@@ -1,0 +1,492 @@
+// The link to the phone: ATT bearer, our GATT server, discovery of the
+// phone's services, and the ANCS session, as one sans-IO state machine.
+//
+// Bring-up on a new link (ancs.md): exchange MTU; find the Generic Attribute
+// service and subscribe to Service Changed indications (so changes during
+// bring-up are seen); find ANCS and its characteristics and CCCDs; subscribe
+// Data Source, then Notification Source. The session begins when the
+// Notification Source CCCD write is *sent*, because the phone may notify the
+// moment it is written, before its Write Response arrives. ANCS absent is a
+// state (`ancsAbsent`), not an error: a Service Changed indication restarts
+// discovery.
+//
+// Service Changed covering the ANCS handles (or arriving while ANCS is absent)
+// ends the session and rediscovers. Responses to requests made before such a
+// restart are recognised by a generation number carried in the request tag
+// and ignored.
+//
+// Keep-alive (after PebbleOS): when Notification Source has been quiet for
+// `keepAliveQuietMs`, a Get Notification Attributes on a UID that cannot
+// exist is sent; a live phone answers 0xA2. Anything else means the phone
+// dropped our subscription silently, so the session is restarted by
+// subscribing again.
+//
+// Outputs: PDUs in the bearer's outbox, `LinkAction`s for the platform
+// (raise security, disconnect) and `LinkEvent`s for the policy and the events
+// stream, both in bounded rings drained after every input. Control Point
+// commands are only encoded in `flush`, after the caller has read the events:
+// a completed attribute response stays readable until then.
+
+import ANCS
+import ATT
+import Bounded
+import GATT
+
+public struct PhoneLinkConfig: Sendable {
+    public var bearer = ATTBearer.Config()
+    public var session = SessionConfig()
+    public var deviceName = GATTServer.DeviceName("Wristlink")
+    /// Notification Source silence after which the keep-alive probe is sent.
+    public var keepAliveQuietMs: Int64 = 15 * 60_000
+    public var eventCapacity = 32
+
+    public init() {}
+}
+
+/// Where the link is in its bring-up.
+public enum LinkState: Equatable, Sendable {
+    case disconnected
+    case exchangingMTU
+    case discoveringGATT
+    case subscribingServiceChanged
+    case discoveringANCS
+    case ancsAbsent
+    case subscribingDataSource
+    case subscribingNotificationSource
+    case live
+    case resubscribing
+}
+
+public enum LinkEvent: Equatable, Sendable {
+    case connected
+    /// The link became encrypted (paired or bonded).
+    case secured
+    case mtu(Int)
+    /// ANCS and its characteristics were found.
+    case discovered
+    case ancsAbsent
+    /// Notification Source is subscribed: the session is live.
+    case subscribed
+    case ended(reason: Name)
+    case notification(TableChange)
+    case command(CommandResult)
+    /// Something from the phone was turned away (counted).
+    case drop(what: Name, reason: Name)
+    case error(what: Name, detail: Name)
+}
+
+public enum LinkAction: Equatable, Sendable {
+    /// Ask the kernel to raise the link's security (SMP pairing or
+    /// encryption with a stored key); report with `securityChanged`.
+    case raiseSecurity(attempt: Int)
+    case disconnect(reason: Name)
+}
+
+public struct PhoneLinkCounters: Equatable, Sendable {
+    public var unknownHandleNotifications: UInt64 = 0
+    public var staleResponses: UInt64 = 0
+    public var eventsDropped: UInt64 = 0
+    public var probesSent: UInt64 = 0
+    public var resubscriptions: UInt64 = 0
+    public init() {}
+}
+
+public struct PhoneLink: ~Copyable {
+    enum Tag: UInt8 {
+        case mtu = 1, gattDiscovery, serviceChangedCCCD, ancsDiscovery, dataSourceCCCD, notificationSourceCCCD,
+            controlPoint, notificationSourceOff
+    }
+
+    public let config: PhoneLinkConfig
+    public private(set) var state = LinkState.disconnected
+    public private(set) var bearer: ATTBearer
+    public private(set) var session: Session
+    public private(set) var counters = PhoneLinkCounters()
+    public private(set) var isEncrypted = false
+    private var server: GATTServer
+    private var gattDiscovery: ServiceDiscovery
+    private var ancsDiscovery: ServiceDiscovery
+    private var serviceChangedHandle: UInt16 = 0
+    private var notificationSourceHandle: UInt16 = 0
+    private var dataSourceHandle: UInt16 = 0
+    private var controlPointHandle: UInt16 = 0
+    private var events: RingBuffer<LinkEvent>
+    private var actions: RingBuffer<LinkAction>
+    private var scratch: ByteBuffer
+    private var command: ByteBuffer
+    private var generation: UInt8 = 0
+    private var lastNotificationSourceAt = Instant.zero
+
+    public init(config: PhoneLinkConfig) {
+        self.config = config
+        bearer = ATTBearer(config: config.bearer)
+        session = Session(config: config.session)
+        server = GATTServer(deviceName: config.deviceName)
+        gattDiscovery = ServiceDiscovery(service: .uuid16(GATTUUID.genericAttribute), wanted: [.uuid16(GATTUUID.serviceChanged), nil, nil, nil])
+        ancsDiscovery = ServiceDiscovery(
+            service: .uuid128(ANCSUUID.service),
+            wanted: [.uuid128(ANCSUUID.notificationSource), .uuid128(ANCSUUID.controlPoint), .uuid128(ANCSUUID.dataSource), nil])
+        events = RingBuffer(capacity: config.eventCapacity, policy: .refuseNewest)
+        actions = RingBuffer(capacity: 4, policy: .refuseNewest)
+        scratch = ByteBuffer(capacity: config.bearer.maxMTU)
+        command = ByteBuffer(capacity: config.bearer.maxMTU)
+    }
+
+    // MARK: Outputs
+
+    public mutating func nextEvent() -> LinkEvent? { events.popFirst() }
+    public mutating func nextAction() -> LinkAction? { actions.popFirst() }
+    public mutating func popOutgoing(into out: inout ByteBuffer) -> Bool { bearer.popOutgoing(into: &out) }
+
+    private mutating func emit(_ event: LinkEvent) {
+        if case .refused = events.push(event) { counters.eventsDropped &+= 1 }
+    }
+
+    private mutating func act(_ action: LinkAction) {
+        actions.push(action)
+    }
+
+    // MARK: Link lifetime
+
+    public mutating func linkUp(now: Instant) {
+        bearer.reset()
+        server.reset()
+        session.end()
+        isEncrypted = false
+        generation &+= 1
+        serviceChangedHandle = 0
+        clearANCSHandles()
+        emit(.connected)
+        state = .exchangingMTU
+        PDUWriter.exchangeMTURequest(&scratch, clientMTU: UInt16(config.bearer.maxMTU))
+        submit(.mtu, now: now)
+    }
+
+    public mutating func linkDown(reason: Name) {
+        guard state != .disconnected else { return }
+        session.end()
+        bearer.reset()
+        state = .disconnected
+        generation &+= 1
+        emit(.ended(reason: reason))
+    }
+
+    /// The platform's answer to `raiseSecurity` (or an encryption change it saw).
+    public mutating func securityChanged(encrypted: Bool, now: Instant) {
+        if encrypted && !isEncrypted { emit(.secured) }
+        isEncrypted = encrypted
+        if let inbound = bearer.securityChanged(encrypted: encrypted, now: now) {
+            process(inbound, pdu: Span<UInt8>(), now: now)
+        }
+    }
+
+    private mutating func clearANCSHandles() {
+        notificationSourceHandle = 0
+        dataSourceHandle = 0
+        controlPointHandle = 0
+    }
+
+    private func tag(_ t: Tag) -> UInt16 { UInt16(t.rawValue) | UInt16(generation) << 8 }
+
+    /// Submits the request in `scratch`.
+    private mutating func submit(_ t: Tag, now: Instant) {
+        if case .refused = bearer.submitRequest(copyOf: scratch, tag: tag(t), now: now) {
+            emit(.error(what: "att-request", detail: "queue-full"))
+        }
+    }
+
+    // MARK: Input
+
+    public mutating func receive(_ pdu: Span<UInt8>, now: Instant) {
+        let inbound = bearer.receive(pdu, now: now)
+        process(inbound, pdu: pdu, now: now)
+    }
+
+    private mutating func process(_ inbound: ATTBearer.Inbound, pdu: Span<UInt8>, now: Instant) {
+        switch inbound {
+        case .request(let request):
+            _ = server.respond(to: request, in: pdu, into: &scratch, mtu: bearer.mtu)
+            bearer.respond(copyOf: scratch)
+        case .command(let request):
+            _ = server.respond(to: request, in: pdu, into: &scratch, mtu: bearer.mtu)
+        case .handled:
+            break
+        case .notification(let handle, let value):
+            notification(handle: handle, value: pdu.extracting(value), now: now)
+        case .indication(let handle, let value):
+            indication(handle: handle, value: pdu.extracting(value), now: now)
+        case .securityRequired(_, let attempt):
+            act(.raiseSecurity(attempt: attempt))
+        case .response(let response, let rawTag):
+            guard UInt8(truncatingIfNeeded: rawTag >> 8) == generation, let t = Tag(rawValue: UInt8(truncatingIfNeeded: rawTag)) else {
+                counters.staleResponses &+= 1
+                return
+            }
+            self.response(response, tag: t, pdu: pdu, now: now)
+        case .dropped(let reason):
+            switch reason {
+            case .malformed: emit(.drop(what: "att-pdu", reason: "malformed"))
+            case .unexpectedResponse: emit(.drop(what: "att-pdu", reason: "unexpected-response"))
+            case .unexpectedConfirmation: emit(.drop(what: "att-pdu", reason: "unexpected-confirmation"))
+            case .bearerEnded: break
+            }
+        }
+    }
+
+    private mutating func notification(handle: UInt16, value: Span<UInt8>, now: Instant) {
+        if handle != 0 && handle == notificationSourceHandle {
+            lastNotificationSourceAt = now
+            switch session.receiveNotificationSource(value) {
+            case .applied(let change): emit(.notification(change))
+            case .dropped(let error): emit(.drop(what: "notification-source", reason: Name(error.name)))
+            case .outsideSession: emit(.drop(what: "notification-source", reason: "outside-session"))
+            }
+        } else if handle != 0 && handle == dataSourceHandle {
+            switch session.receiveDataSource(value) {
+            case .needMore: break
+            case .completed(let result): emit(.command(result))
+            case .dropped(_, let reason): emit(.drop(what: "data-source", reason: Name(reason.name)))
+            }
+        } else {
+            counters.unknownHandleNotifications &+= 1
+            emit(.drop(what: "att-notification", reason: "unknown-handle"))
+        }
+    }
+
+    private mutating func indication(handle: UInt16, value: Span<UInt8>, now: Instant) {
+        guard handle != 0, handle == serviceChangedHandle else {
+            counters.unknownHandleNotifications &+= 1
+            emit(.drop(what: "att-indication", reason: "unknown-handle"))
+            return
+        }
+        guard let range = ServiceChangedRange(value) else {
+            emit(.drop(what: "service-changed", reason: "malformed"))
+            return
+        }
+        let ancsKnown = ancsDiscovery.serviceStart != 0
+        let covers = !ancsKnown || range.overlaps(start: ancsDiscovery.serviceStart, end: ancsDiscovery.serviceEnd)
+        switch state {
+        case .disconnected, .exchangingMTU, .discoveringGATT, .subscribingServiceChanged:
+            return  // ANCS discovery has not started; it will see the new database.
+        default:
+            guard covers else { return }
+        }
+        restartANCS(reason: "service-changed", now: now)
+    }
+
+    private mutating func restartANCS(reason: Name, now: Instant) {
+        if session.isActive || state == .live { emit(.ended(reason: reason)) }
+        session.end()
+        generation &+= 1
+        startANCSDiscovery(now: now)
+    }
+
+    // MARK: Bring-up
+
+    private mutating func response(_ response: ATTPDU, tag: Tag, pdu: Span<UInt8>, now: Instant) {
+        switch tag {
+        case .mtu:
+            if case .exchangeMTUResponse = response { emit(.mtu(bearer.mtu)) }
+            state = .discoveringGATT
+            gattDiscovery.restart()
+            continueDiscovery(gatt: true, now: now)
+        case .gattDiscovery:
+            switch gattDiscovery.handle(response, in: pdu) {
+            case .continuing:
+                continueDiscovery(gatt: true, now: now)
+            case .done:
+                if let sc = gattDiscovery.characteristic(.uuid16(GATTUUID.serviceChanged)), sc.cccdHandle != 0 {
+                    serviceChangedHandle = sc.valueHandle
+                    state = .subscribingServiceChanged
+                    writeCCCD(sc.cccdHandle, CCCDValue.indications, tag: .serviceChangedCCCD, now: now)
+                } else {
+                    emit(.error(what: "service-changed", detail: "absent"))
+                    startANCSDiscovery(now: now)
+                }
+            case .serviceNotFound:
+                emit(.error(what: "service-changed", detail: "absent"))
+                startANCSDiscovery(now: now)
+            case .failed:
+                emit(.error(what: "gatt-discovery", detail: "failed"))
+                startANCSDiscovery(now: now)
+            }
+        case .serviceChangedCCCD:
+            if case .errorResponse = response { emit(.error(what: "service-changed", detail: "subscribe-failed")) }
+            startANCSDiscovery(now: now)
+        case .ancsDiscovery:
+            switch ancsDiscovery.handle(response, in: pdu) {
+            case .continuing:
+                continueDiscovery(gatt: false, now: now)
+            case .done:
+                ancsDiscovered(now: now)
+            case .serviceNotFound:
+                state = .ancsAbsent
+                emit(.ancsAbsent)
+            case .failed(let reason):
+                state = .ancsAbsent
+                if case .attError(_, let code) = reason, ATTErrorCode.isSecurity(code) {
+                    emit(.error(what: "ancs-discovery", detail: "not-secured"))
+                    act(.disconnect(reason: "not-secured"))
+                } else {
+                    emit(.error(what: "ancs-discovery", detail: "failed"))
+                }
+            }
+        case .dataSourceCCCD:
+            guard case .writeResponse = response else {
+                return subscribeFailed("data-source")
+            }
+            subscribeNotificationSource(now: now)
+        case .notificationSourceCCCD:
+            guard case .writeResponse = response else {
+                session.end()
+                return subscribeFailed("notification-source")
+            }
+            state = .live
+            lastNotificationSourceAt = now
+            emit(.subscribed)
+        case .notificationSourceOff:
+            subscribeNotificationSource(now: now)
+        case .controlPoint:
+            let result: CommandResult?
+            if case .errorResponse(_, _, let code) = response {
+                result = session.controlPointWriteFailed(attErrorCode: code)
+            } else {
+                result = session.controlPointWriteAcknowledged(now: now)
+            }
+            if let result { commandFinished(result, now: now) }
+        }
+    }
+
+    private mutating func subscribeFailed(_ what: Name) {
+        state = .ancsAbsent
+        emit(.error(what: what, detail: "subscribe-failed"))
+        act(.disconnect(reason: "subscribe-failed"))
+    }
+
+    private mutating func continueDiscovery(gatt: Bool, now: Instant) {
+        let wrote = gatt
+            ? gattDiscovery.nextRequest(into: &scratch, mtu: bearer.mtu)
+            : ancsDiscovery.nextRequest(into: &scratch, mtu: bearer.mtu)
+        if wrote { submit(gatt ? .gattDiscovery : .ancsDiscovery, now: now) }
+    }
+
+    private mutating func startANCSDiscovery(now: Instant) {
+        state = .discoveringANCS
+        clearANCSHandles()
+        ancsDiscovery.restart()
+        continueDiscovery(gatt: false, now: now)
+    }
+
+    private mutating func ancsDiscovered(now: Instant) {
+        guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)), ns.cccdHandle != 0 else {
+            state = .ancsAbsent
+            emit(.error(what: "ancs-discovery", detail: "no-notification-source"))
+            emit(.ancsAbsent)
+            return
+        }
+        notificationSourceHandle = ns.valueHandle
+        controlPointHandle = ancsDiscovery.characteristic(.uuid128(ANCSUUID.controlPoint))?.valueHandle ?? 0
+        emit(.discovered)
+        if let ds = ancsDiscovery.characteristic(.uuid128(ANCSUUID.dataSource)), ds.cccdHandle != 0 {
+            dataSourceHandle = ds.valueHandle
+            state = .subscribingDataSource
+            writeCCCD(ds.cccdHandle, CCCDValue.notifications, tag: .dataSourceCCCD, now: now)
+        } else {
+            subscribeNotificationSource(now: now)
+        }
+    }
+
+    private mutating func subscribeNotificationSource(now: Instant) {
+        guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)) else { return }
+        state = .subscribingNotificationSource
+        session.begin()
+        writeCCCD(ns.cccdHandle, CCCDValue.notifications, tag: .notificationSourceCCCD, now: now)
+    }
+
+    private mutating func writeCCCD(_ handle: UInt16, _ value: UInt16, tag: Tag, now: Instant) {
+        var bytes = InlineBytes<2>()
+        bytes.append(UInt8(truncatingIfNeeded: value))
+        bytes.append(UInt8(truncatingIfNeeded: value >> 8))
+        do {
+            try PDUWriter.writeRequest(&scratch, handle: handle, value: bytes.span, mtu: bearer.mtu)
+        } catch {
+            preconditionFailure("a CCCD write always fits the minimum MTU")
+        }
+        submit(tag, now: now)
+    }
+
+    // MARK: Commands
+
+    private mutating func commandFinished(_ result: CommandResult, now: Instant) {
+        switch result {
+        case .probeAnswered:
+            lastNotificationSourceAt = now
+        case .probeFailed:
+            resubscribe(now: now)
+        default:
+            break
+        }
+        emit(.command(result))
+    }
+
+    /// The phone stopped answering as ANCS does: subscribe again (a new session).
+    private mutating func resubscribe(now: Instant) {
+        guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)), ns.cccdHandle != 0 else { return }
+        counters.resubscriptions &+= 1
+        emit(.ended(reason: "keep-alive"))
+        session.end()
+        state = .resubscribing
+        writeCCCD(ns.cccdHandle, CCCDValue.none, tag: .notificationSourceOff, now: now)
+    }
+
+    /// Sends queued Control Point commands. Call after reading the events of
+    /// an input: a command sent here replaces the last attribute values.
+    public mutating func flush(now: Instant) {
+        guard state == .live, controlPointHandle != 0 else { return }
+        while let outcome = session.encodeNextCommand(into: &command, maxLength: bearer.mtu - 3) {
+            switch outcome {
+            case .send:
+                do {
+                    try PDUWriter.writeRequest(&scratch, handle: controlPointHandle, valueOf: command, mtu: bearer.mtu)
+                } catch {
+                    preconditionFailure("the session encodes within MTU - 3")
+                }
+                submit(.controlPoint, now: now)
+                return
+            case .dropped(let result):
+                emit(.command(result))
+            }
+        }
+    }
+
+    // MARK: Time
+
+    public var deadline: Instant? {
+        var next = earliest(bearer.deadline, session.deadline)
+        if state == .live, !session.hasCommandInFlight {
+            next = earliest(next, lastNotificationSourceAt.advanced(byMs: config.keepAliveQuietMs))
+        }
+        return next
+    }
+
+    public mutating func advance(now: Instant) {
+        if let timeout = bearer.checkTimeout(now: now) {
+            switch timeout {
+            case .transactionTimedOut:
+                emit(.error(what: "att", detail: "transaction-timeout"))
+                act(.disconnect(reason: "att-timeout"))
+                linkDown(reason: "att-timeout")
+                return
+            case .securityGaveUp(let error, let rawTag):
+                process(.response(error, tag: rawTag), pdu: Span<UInt8>(), now: now)
+            }
+        }
+        if let result = session.checkTimeout(now: now) { commandFinished(result, now: now) }
+        if state == .live, !session.hasCommandInFlight,
+            now >= lastNotificationSourceAt.advanced(byMs: config.keepAliveQuietMs)
+        {
+            lastNotificationSourceAt = now
+            if session.probe() == .queued { counters.probesSent &+= 1 }
+        }
+    }
+}
