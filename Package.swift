@@ -12,13 +12,20 @@ var targets: [Target] = [
     .target(name: "ANCS", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "ATT", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "GATT", dependencies: ["ATT", "Bounded"], swiftSettings: core),
-    .target(name: "Firmware", dependencies: ["ANCS", "ATT", "GATT", "Bounded"], swiftSettings: core),
+    .target(name: "Platform", dependencies: ["Bounded"], swiftSettings: core),
+    .target(name: "Firmware", dependencies: ["ANCS", "ATT", "GATT", "Platform", "Bounded"], swiftSettings: core),
+    .target(name: "CLinux"),
+    .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
     .testTarget(name: "BoundedTests", dependencies: ["Bounded", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ANCSTests", dependencies: ["ANCS", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ATTTests", dependencies: ["ATT", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "GATTTests", dependencies: ["ATT", "GATT"], swiftSettings: core),
+    .testTarget(
+        name: "FirmwareTests",
+        dependencies: ["Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],
+        swiftSettings: core),
 ]
 
 var products: [Product] = []

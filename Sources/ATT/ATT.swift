@@ -19,5 +19,5 @@
 //   ATTUUID.swift     16- and 128-bit attribute types
 //   PDU.swift         decoding
 //   PDUWriter.swift   encoding
-//   PDUQueue.swift    fixed slots of PDU bytes
+//   PacketQueue.swift    fixed slots of PDU bytes
 //   Bearer.swift      the bearer state

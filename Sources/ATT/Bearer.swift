@@ -110,8 +110,8 @@ public struct ATTBearer: ~Copyable {
     /// False after a transaction timeout, until `reset`.
     public private(set) var isOpen = true
     public private(set) var counters = Counters()
-    private var outbox: PDUQueue
-    private var waiting: PDUQueue
+    private var outbox: PacketQueue
+    private var waiting: PacketQueue
     private var outstandingBytes: ByteBuffer
     private var scratch: ByteBuffer
     private var outstanding: Outstanding? = nil
@@ -120,8 +120,8 @@ public struct ATTBearer: ~Copyable {
     public init(config: Config) {
         precondition(config.maxMTU >= ATTMTU.minimum && config.maxMTU <= ATTMTU.maximum, "MTU out of range")
         self.config = config
-        outbox = PDUQueue(capacity: config.outboxCapacity, slotBytes: config.maxMTU)
-        waiting = PDUQueue(capacity: config.requestQueueCapacity, slotBytes: config.maxMTU)
+        outbox = PacketQueue(capacity: config.outboxCapacity, slotBytes: config.maxMTU)
+        waiting = PacketQueue(capacity: config.requestQueueCapacity, slotBytes: config.maxMTU)
         outstandingBytes = ByteBuffer(capacity: config.maxMTU)
         scratch = ByteBuffer(capacity: config.maxMTU)
     }

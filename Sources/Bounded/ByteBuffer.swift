@@ -41,6 +41,12 @@ public struct ByteBuffer: ~Copyable {
 
     public mutating func removeAll() { count = 0 }
 
+    /// Keeps the first `length` bytes.
+    public mutating func truncate(to length: Int) {
+        precondition(length >= 0 && length <= count, "truncate past the end")
+        count = length
+    }
+
     @discardableResult
     public mutating func append(_ byte: UInt8) -> Bool {
         guard count < capacity else { return false }

@@ -14,6 +14,9 @@ PY="$CACHE/venv/bin/python"
 STANDIN="$CACHE/standin"
 KVER="$(uname -r)"
 mkdir -p "$OUT"
+# knobs written by run-vm.sh (WL_* variables of the host environment)
+[ -f "$OUT/params.env" ] && . "$OUT/params.env"
+IO_CAP="${WL_IO_CAP:-3}"
 RESULT="$OUT/result.txt"
 TIMES="$OUT/timings.txt"
 : > "$RESULT"; : > "$TIMES"
@@ -133,7 +136,7 @@ run_bt() {
     --keystore "$OUT/phone-keystore.json" > "$OUT/$tag/stdout.txt" 2>&1 &
   local phone=$!
   # the stand-in waits for hci0 (Index Added) by itself
-  "$STANDIN" --timeout 160 --keys "$OUT/keys.txt" --summary "$OUT/$tag/standin-summary.json" \
+  "$STANDIN" --timeout 160 --io-cap "$IO_CAP" --keys "$OUT/keys.txt" --summary "$OUT/$tag/standin-summary.json" \
     "$@" > "$OUT/$tag/standin.log" 2>&1 &
   local standin=$!
   wait "$phone"; local rc=$?

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Boot Debian's own kernel under virtme-ng (TCG, no KVM) and run guest.sh in it.
 #   run-vm.sh [SCENARIO_JSON]
-# Env: VM_CPUS (default 1), VM_MEMORY (default 1G), VM_TIMEOUT (default 300 s)
+# Env: VM_CPUS (default 1), VM_MEMORY (default 1G), VM_TIMEOUT (default 300 s),
+#      WL_IO_CAP (stand-in mgmt IO capability, default 3 = NoInputNoOutput)
 # Results: .build/vm/out/run-<date>/ (also .build/vm/out/latest), exit 0 on PASS.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,6 +21,8 @@ mkdir -p "$OUT"
 ln -sfn "$OUT" "$CACHE/out/latest"
 
 export PATH="$VENV/bin:$PATH"   # vng runs virtme-run from PATH
+# Experiment knobs for the guest (e.g. WL_IO_CAP=1 for numeric comparison)
+env | grep '^WL_[A-Z_]*=[A-Za-z0-9_./-]*$' > "$OUT/params.env" || true
 T0=$(date +%s.%N)
 echo "run-vm: kernel $KVER, results in $OUT"
 # qemu reopens its stdout: a plain '> file' gets overwritten, so tee it.

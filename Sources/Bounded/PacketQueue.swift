@@ -1,10 +1,9 @@
-// A first-in first-out queue of whole PDUs in fixed slots: `capacity` slots
-// of `slotBytes` each, allocated once. Pushing into a full queue is refused
-// and counted; the caller decides what that means.
+// A first-in first-out queue of whole packets (ATT PDUs, mgmt commands) in
+// fixed slots: `capacity` slots of `slotBytes` each, allocated once. Pushing
+// into a full queue is refused and counted; the caller decides what that
+// means.
 
-import Bounded
-
-public struct PDUQueue: ~Copyable {
+public struct PacketQueue: ~Copyable {
     private let arena: UnsafeMutablePointer<UInt8>
     private var lengths: RingBuffer<Entry>
     private var nextSlot = 0
@@ -33,7 +32,7 @@ public struct PDUQueue: ~Copyable {
     /// Copies `pdu` into a free slot. False when full (counted) or too long.
     @discardableResult
     public mutating func push(_ pdu: Span<UInt8>, tag: UInt16 = 0) -> Bool {
-        precondition(pdu.count <= slotBytes, "PDU longer than a queue slot")
+        precondition(pdu.count <= slotBytes, "packet longer than a queue slot")
         // Slots are used round-robin; with FIFO removal the next slot is
         // free whenever the queue is not full.
         guard !lengths.isFull else {
@@ -57,6 +56,17 @@ public struct PDUQueue: ~Copyable {
 
     /// The tag of the oldest PDU.
     public var firstTag: UInt16? { lengths.first?.tag }
+
+    /// Calls `body` with the oldest packet's bytes without removing it.
+    public func withFirst<R>(_ body: (Span<UInt8>) -> R) -> R? {
+        guard let entry = lengths.first else { return nil }
+        return body(Span(_unsafeStart: UnsafePointer(arena + entry.slot * slotBytes), count: entry.length))
+    }
+
+    /// Drops the oldest packet.
+    public mutating func removeFirst() {
+        _ = lengths.popFirst()
+    }
 
     /// Moves the oldest PDU into `out`; returns its tag, or nil when empty.
     public mutating func pop(into out: inout ByteBuffer) -> UInt16? {

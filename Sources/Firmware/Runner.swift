@@ -1,0 +1,100 @@
+// The loop: one platform, one core, one sink. Each step waits until the
+// core's next deadline or an input, drains a bounded number of link inputs
+// and button inputs, advances timers, and settles the outputs after every
+// input so a reply never waits behind the next input.
+
+import Bounded
+import Platform
+
+/// Where observable events go (events stream, log, simulator screen). It may
+/// read the core's state (e.g. attribute values) while handling an event.
+public protocol EventSink: ~Copyable {
+    mutating func record(_ event: FirmwareEvent, core: borrowing WearableCore, now: Instant)
+}
+
+public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyable {
+    /// Inputs of one kind taken per wakeup before the others get a turn.
+    public static var maxInputsPerStep: Int { 64 }
+
+    public var platform: P
+    public var sink: S
+    public var core: WearableCore
+    public private(set) var stopReason: Name? = nil
+    private var pdu: ByteBuffer
+    private var out: ByteBuffer
+
+    public init(platform: consuming P, sink: consuming S, core: consuming WearableCore) {
+        self.platform = platform
+        self.sink = sink
+        self.core = core
+        pdu = ByteBuffer(capacity: 517)
+        out = ByteBuffer(capacity: 517)
+    }
+
+    /// Runs until a stop input (SIGINT, SIGTERM); returns its reason.
+    public mutating func run() -> Name {
+        while stopReason == nil { step() }
+        return stopReason!
+    }
+
+    /// One wait and everything that was ready. `waitingAtMostMs` caps the
+    /// wait (tests drive the loop step by step).
+    public mutating func step(waitingAtMostMs cap: Int64? = nil) {
+        let deadline = cap.map { earliest(core.deadline, platform.now().advanced(byMs: $0)) } ?? core.deadline
+        platform.wait(until: deadline)
+        let now = platform.now()
+        var taken = 0
+        linkInputs: while taken < Self.maxInputsPerStep {
+            taken += 1
+            switch platform.nextLinkInput(into: &pdu) {
+            case .none: break linkInputs
+            case .connected: core.linkUp(now: now)
+            case .pdu: receivePDU(now: now)
+            case .securityChanged(let encrypted): core.securityChanged(encrypted: encrypted, now: now)
+            case .disconnected(let reason): core.linkDown(reason: reason, now: now)
+            }
+            settle(now: now)
+        }
+        taken = 0
+        while taken < Self.maxInputsPerStep, let input = platform.nextInput() {
+            taken += 1
+            if case .stop(let reason) = input { stopReason = reason }
+            core.input(input, now: now)
+            settle(now: now)
+        }
+        core.advance(now: now)
+        settle(now: now)
+    }
+
+    private mutating func receivePDU(now: Instant) {
+        core.receive(pdu, now: now)
+    }
+
+    /// Drains the core's outputs into the sink and the platform.
+    public mutating func settle(now: Instant) {
+        // Events first: an attribute response is readable until `flush`
+        // sends the next command. Flushing can report dropped commands, so
+        // repeat (bounded: each round either sends one command or drops one).
+        for _ in 0..<4 {
+            var any = false
+            while let event = core.nextEvent() {
+                any = true
+                sink.record(event, core: core, now: now)
+            }
+            core.flush(now: now)
+            if !any { break }
+        }
+        while core.popOutgoing(into: &out) { platform.send(out) }
+        while let action = core.nextAction() {
+            switch action {
+            case .raiseSecurity(let attempt):
+                platform.raiseSecurity(attempt: attempt)
+            case .disconnect(let reason):
+                platform.disconnect()
+                core.linkDown(reason: reason, now: now)
+                while let event = core.nextEvent() { sink.record(event, core: core, now: now) }
+            }
+        }
+        while let change = core.nextLineChange() { platform.setOutput(change.line, on: change.on) }
+    }
+}

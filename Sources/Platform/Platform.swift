@@ -1,0 +1,52 @@
+// Platform: what the firmware needs from the machine, as a protocol the
+// runner is generic over (no existential boxes). The Linux implementation
+// (poll loop, BlueZ or UNIX link, libgpiod or simulated lines) lives in
+// PlatformLinux; tests can supply their own.
+//
+// The contract is pull-based and bounded: `wait` sleeps until something may
+// be ready or the deadline passes; the runner then drains link and input
+// events with `nextLinkInput` / `nextInput` (each returning nothing when
+// idle), feeds them to the sans-IO core, and pushes the core's outputs back
+// through `send`, `setOutput`, `raiseSecurity` and `disconnect`. Errors of
+// the operating system are the implementation's to turn into these values
+// (a dead link is `.disconnected`), so the core never sees errno.
+
+import Bounded
+
+/// What happened on the link to the phone.
+public enum LinkInput: Equatable, Sendable {
+    case none
+    /// A phone connected (one at a time).
+    case connected
+    /// `pdu` holds one ATT PDU.
+    case pdu
+    case securityChanged(encrypted: Bool)
+    case disconnected(reason: Name)
+}
+
+/// A debounced-later input edge, or a request to stop.
+public enum InputEvent: Equatable, Sendable {
+    /// A button line changed (raw, may bounce).
+    case edge(button: Int, pressed: Bool, at: Instant)
+    /// SIGINT, SIGTERM or end of the command input: turn everything off and stop.
+    case stop(reason: Name)
+    /// A line the simulator's console could not understand.
+    case rejected(what: Name, reason: Name)
+}
+
+public protocol Platform: ~Copyable {
+    /// Monotonic time.
+    func now() -> Instant
+
+    /// Sleeps until an input may be ready or `deadline` (nil: no deadline)
+    /// passes. Implementations may wake early; they must not tick when idle.
+    mutating func wait(until deadline: Instant?)
+
+    mutating func nextLinkInput(into pdu: inout ByteBuffer) -> LinkInput
+    mutating func send(_ pdu: borrowing ByteBuffer)
+    mutating func raiseSecurity(attempt: Int)
+    mutating func disconnect()
+
+    mutating func setOutput(_ line: Int, on: Bool)
+    mutating func nextInput() -> InputEvent?
+}

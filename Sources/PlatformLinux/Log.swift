@@ -1,0 +1,64 @@
+// Logging to stderr with levels. Under systemd (JOURNAL_STREAM set) each
+// line starts with a syslog priority prefix ("<6>") that journald reads;
+// otherwise with the level's name. Notification contents are never passed
+// here at the default level: callers log contents only at `debug`.
+
+import Glibc
+
+public enum LogLevel: Int, Comparable, Sendable {
+    case error = 3
+    case warning = 4
+    case notice = 5
+    case info = 6
+    case debug = 7
+
+    public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
+
+    public var name: String {
+        switch self {
+        case .error: "error"
+        case .warning: "warning"
+        case .notice: "notice"
+        case .info: "info"
+        case .debug: "debug"
+        }
+    }
+
+    public init?(name: String) {
+        switch name {
+        case "error": self = .error
+        case "warning": self = .warning
+        case "notice": self = .notice
+        case "info": self = .info
+        case "debug": self = .debug
+        default: return nil
+        }
+    }
+}
+
+public enum Log {
+    nonisolated(unsafe) public static var level = LogLevel.info
+    nonisolated(unsafe) static var journald: Bool = getenv("JOURNAL_STREAM") != nil
+
+    public static func enabled(_ level: LogLevel) -> Bool { level <= Self.level }
+
+    public static func write(_ level: LogLevel, _ message: @autoclosure () -> String) {
+        guard enabled(level) else { return }
+        let line = journald ? "<\(level.rawValue)>\(message())\n" : "wristlink: \(level.name): \(message())\n"
+        var bytes = line
+        bytes.withUTF8 { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = Glibc.write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                if n <= 0 { if n < 0 && Glibc.errno == EINTR { continue }; return }
+                offset += n
+            }
+        }
+    }
+
+    public static func error(_ m: @autoclosure () -> String) { write(.error, m()) }
+    public static func warning(_ m: @autoclosure () -> String) { write(.warning, m()) }
+    public static func notice(_ m: @autoclosure () -> String) { write(.notice, m()) }
+    public static func info(_ m: @autoclosure () -> String) { write(.info, m()) }
+    public static func debug(_ m: @autoclosure () -> String) { write(.debug, m()) }
+}

@@ -1,0 +1,30 @@
+// SIGINT and SIGTERM arrive through a signalfd in the poll loop, so shutdown
+// runs in the loop like any other input (outputs off, then exit). SIGPIPE is
+// ignored: a closed peer is an EPIPE from send, handled as a disconnect.
+
+import CLinux
+import Glibc
+
+public struct Signals: ~Copyable {
+    public let fd: Int32
+
+    public init() throws(SystemError) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        _ = try Sys.call32("sigprocmask") { sigprocmask(SIG_BLOCK, &set, nil) }
+        signal(SIGPIPE, SIG_IGN)
+        fd = try Sys.call32("signalfd") { signalfd(-1, &set, wl_signalfd_flags()) }
+    }
+
+    deinit { _ = Glibc.close(fd) }
+
+    /// The next pending signal's number, or nil.
+    public func next() -> Int32? {
+        var info = signalfd_siginfo()
+        let n = Glibc.read(fd, &info, MemoryLayout<signalfd_siginfo>.size)
+        guard n == MemoryLayout<signalfd_siginfo>.size else { return nil }
+        return Int32(info.ssi_signo)
+    }
+}

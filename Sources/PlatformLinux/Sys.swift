@@ -1,0 +1,57 @@
+// The syscall boundary: every call retries EINTR and reports failure as a
+// typed error naming the call and errno. Nothing above this file reads errno.
+
+import Glibc
+
+public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let call: String
+    public let errno: Int32
+
+    public init(_ call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
+
+    public var description: String { "\(call): \(String(cString: strerror(errno)))" }
+
+    public var wouldBlock: Bool { errno == EAGAIN || errno == EWOULDBLOCK }
+}
+
+public enum Sys {
+    /// Runs `body` until it does not fail with EINTR. A negative result is
+    /// thrown as `SystemError`.
+    @inline(__always)
+    public static func call(_ name: String, _ body: () -> Int) throws(SystemError) -> Int {
+        while true {
+            let result = body()
+            if result >= 0 { return result }
+            let code = Glibc.errno
+            if code == EINTR { continue }
+            throw SystemError(name, errno: code)
+        }
+    }
+
+    @inline(__always)
+    public static func call32(_ name: String, _ body: () -> Int32) throws(SystemError) -> Int32 {
+        Int32(try call(name) { Int(body()) })
+    }
+
+    public static func setNonBlocking(_ fd: Int32) throws(SystemError) {
+        let flags = try call32("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
+        _ = try call32("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+    }
+
+    /// Monotonic milliseconds.
+    public static func monotonicMs() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+
+    /// Monotonic microseconds (for benchmarks and traces).
+    public static func monotonicUs() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+    }
+}

@@ -1,0 +1,154 @@
+// A firmware on the real poll loop, with a scripted phone on the other end
+// of a SOCK_SEQPACKET link (BlueZ unit/test-gatt.c style).
+
+import ANCS
+import ATT
+import Bounded
+import Firmware
+import Glibc
+import Platform
+import PlatformLinux
+import Testing
+
+func hex(_ text: String) -> [UInt8] {
+    var out: [UInt8] = []
+    var pending: UInt8? = nil
+    for c in text.unicodeScalars {
+        guard let v = UInt8(String(c), radix: 16) else { continue }
+        if let high = pending {
+            out.append(high << 4 | v)
+            pending = nil
+        } else {
+            pending = v
+        }
+    }
+    precondition(pending == nil, "odd number of hex digits")
+    return out
+}
+
+func toHex(_ bytes: [UInt8]) -> String {
+    bytes.map { b in let s = String(b, radix: 16, uppercase: true); return s.count == 1 ? "0" + s : s }.joined(separator: " ")
+}
+
+/// Records everything the firmware reports.
+struct RecordingSink: EventSink {
+    var events: [FirmwareEvent] = []
+    var attributeTitles: [String] = []
+
+    mutating func record(_ event: FirmwareEvent, core: borrowing WearableCore, now: Instant) {
+        events.append(event)
+        if case .link(.command(.attributesReceived)) = event {
+            attributeTitles.append(core.withAttributeValue(.title) { v in String(decoding: (0..<v.count).map { v[$0] }, as: UTF8.self) })
+        }
+    }
+}
+
+typealias TestRunner = Runner<LinuxPlatform<UnixLink, SimLines>, RecordingSink>
+
+/// The ANCS UUIDs as they appear on the wire.
+enum Wire {
+    static let ancs = "D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79"
+    static let ns = "BD 1D A2 99 E6 25 58 8C D9 42 01 63 0D 12 BF 9F"
+    static let cp = "D9 D9 AA FD BD 9B 21 98 A8 49 E1 45 F3 D8 D1 69"
+    static let ds = "FB 7B 7C CE 6A B3 44 BE B5 4B D6 24 E9 C6 EA 22"
+}
+
+enum Step {
+    /// The phone sends these bytes.
+    case phone(String)
+    /// The firmware must send exactly these bytes next.
+    case firmware(String)
+}
+
+struct Rig: ~Copyable {
+    var runner: TestRunner
+    var phone: Int32
+
+    init(_ configure: (inout WearableConfig) -> Void = { _ in }) {
+        var fds: [Int32] = [0, 0]
+        let rc = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds)
+        precondition(rc == 0, "socketpair")
+        var config = WearableConfig()
+        configure(&config)
+        let platform = try! LinuxPlatform(
+            link: UnixLink(connected: fds[0]), lines: SimLines(outputs: [], buttons: [], consoleFD: -1), handleSignals: false)
+        runner = Runner(platform: platform, sink: RecordingSink(), core: WearableCore(config: config))
+        phone = fds[1]
+    }
+
+    deinit { if phone >= 0 { close(phone) } }
+
+    var events: [FirmwareEvent] { runner.sink.events }
+    var state: LinkState { runner.core.phone.state }
+
+    mutating func phoneSends(_ text: String) {
+        let bytes = hex(text)
+        let n = bytes.withUnsafeBufferPointer { send(phone, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        precondition(n == bytes.count, "phone send failed")
+    }
+
+    /// The next PDU the firmware sends, running the loop up to `withinMs`.
+    mutating func firmwareSent(withinMs: Int64 = 2_000) -> String? {
+        let start = Instant(ms: Sys.monotonicMs())
+        var buffer = [UInt8](repeating: 0, count: 600)
+        while true {
+            let n = buffer.withUnsafeMutableBufferPointer { recv(phone, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n > 0 { return toHex(Array(buffer[0..<n])) }
+            if n == 0 { return "EOF" }
+            if Instant(ms: Sys.monotonicMs()).ms(since: start) > withinMs { return nil }
+            runner.step(waitingAtMostMs: 20)
+        }
+    }
+
+    /// Runs the loop for `ms` so queued input is processed.
+    mutating func settle(ms: Int64 = 30) {
+        let start = Sys.monotonicMs()
+        while Sys.monotonicMs() - start < ms { runner.step(waitingAtMostMs: 5) }
+    }
+
+    mutating func run(_ script: [Step], sourceLocation: SourceLocation = #_sourceLocation) {
+        for (i, step) in script.enumerated() {
+            switch step {
+            case .phone(let text):
+                phoneSends(text)
+            case .firmware(let expected):
+                let sent = firmwareSent()
+                #expect(sent == expected, "step \(i)", sourceLocation: sourceLocation)
+                if sent != expected { return }
+            }
+        }
+    }
+
+    mutating func hangUp() {
+        close(phone)
+        phone = -1
+    }
+}
+
+/// The phone's side of a complete bring-up at MTU 185 with ANCS at 0x0B–0x14,
+/// the GATT service at 0x01–0x07 and Service Changed at 0x03.
+enum Script {
+    static let gatt: [Step] = [
+        .firmware("06 01 00 FF FF 00 28 01 18"), .phone("07 01 00 07 00"),
+        .firmware("08 02 00 07 00 03 28"), .phone("09 07 02 00 20 03 00 05 2A"),
+        .firmware("08 03 00 07 00 03 28"), .phone("01 08 03 00 0A"),
+        .firmware("04 04 00 07 00"), .phone("05 01 04 00 02 29"),
+        .firmware("12 04 00 02 00"), .phone("13"),
+    ]
+
+    static let ancsDiscovery: [Step] = [
+        .firmware("06 01 00 FF FF 00 28 " + Wire.ancs), .phone("07 0B 00 14 00"),
+        .firmware("08 0C 00 14 00 03 28"),
+        .phone("09 15 0C 00 10 0D 00 \(Wire.ns) 0F 00 08 10 00 \(Wire.cp) 11 00 10 12 00 \(Wire.ds)"),
+        .firmware("08 12 00 14 00 03 28"), .phone("01 08 12 00 0A"),
+        .firmware("04 0E 00 0E 00"), .phone("05 01 0E 00 02 29"),
+        .firmware("04 13 00 14 00"), .phone("05 01 13 00 02 29"),
+    ]
+
+    static let subscribe: [Step] = [
+        .firmware("12 13 00 01 00"), .phone("13"),
+        .firmware("12 0E 00 01 00"), .phone("13"),
+    ]
+
+    static let bringUp: [Step] = [.firmware("02 05 02"), .phone("03 B9 00")] + gatt + ancsDiscovery + subscribe
+}
