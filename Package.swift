@@ -10,10 +10,12 @@ let core: [SwiftSetting] = [.enableExperimentalFeature("Lifetimes")]
 var targets: [Target] = [
     .target(name: "Bounded", swiftSettings: core),
     .target(name: "ANCS", dependencies: ["Bounded"], swiftSettings: core),
+    .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
     .testTarget(name: "BoundedTests", dependencies: ["Bounded", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ANCSTests", dependencies: ["ANCS", "AllocCounter"], swiftSettings: core),
+    .testTarget(name: "FeedbackTests", dependencies: ["Feedback", "AllocCounter"], swiftSettings: core),
 ]
 
 var products: [Product] = []
