@@ -13,9 +13,10 @@ var targets: [Target] = [
     .target(name: "ATT", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "GATT", dependencies: ["ATT", "Bounded"], swiftSettings: core),
     .target(name: "Platform", dependencies: ["Bounded"], swiftSettings: core),
-    .target(name: "Firmware", dependencies: ["ANCS", "ATT", "GATT", "Platform", "Bounded"], swiftSettings: core),
+    .target(name: "Firmware", dependencies: ["ANCS", "ATT", "GATT", "Feedback", "Platform", "Bounded"], swiftSettings: core),
     .target(name: "CLinux"),
     .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux"], swiftSettings: core),
+    .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
     .testTarget(name: "BoundedTests", dependencies: ["Bounded", "AllocCounter"], swiftSettings: core),
@@ -26,6 +27,7 @@ var targets: [Target] = [
         name: "FirmwareTests",
         dependencies: ["Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],
         swiftSettings: core),
+    .testTarget(name: "FeedbackTests", dependencies: ["Feedback", "AllocCounter"], swiftSettings: core),
 ]
 
 var products: [Product] = []
