@@ -16,6 +16,7 @@
 // phone's discovery never stalls.
 
 import ATT
+import Bounded
 
 public enum GATTUUID {
     public static let primaryService: UInt16 = 0x2800
