@@ -15,7 +15,8 @@ var targets: [Target] = [
     .target(name: "Platform", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Firmware", dependencies: ["ANCS", "ATT", "GATT", "Feedback", "Platform", "Bounded"], swiftSettings: core),
     .target(name: "CLinux"),
-    .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux"], swiftSettings: core),
+    .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+    .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux", "CBlueZ"], swiftSettings: core),
     .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),

@@ -429,6 +429,22 @@ public struct PhoneLink: ~Copyable {
         emit(.command(result))
     }
 
+    /// Queues a fetch of a notification's attributes (sent at `flush`).
+    public mutating func requestAttributes(uid: UInt32, _ attributes: NotificationAttributeSet) -> RequestOutcome {
+        session.fetchAttributes(uid: uid, attributes)
+    }
+
+    /// Queues an app display-name fetch unless it is cached.
+    public mutating func requestAppName(_ appIdentifier: AppIdentifier) -> RequestOutcome {
+        session.fetchAppName(appIdentifier)
+    }
+
+    /// Queues Perform Notification Action, only if the notification offers it.
+    public mutating func performAction(uid: UInt32, _ action: ActionID) -> RequestOutcome {
+        guard state == .live, controlPointHandle != 0 else { return .inactive }
+        return session.performAction(uid: uid, action)
+    }
+
     /// The phone stopped answering as ANCS does: subscribe again (a new session).
     private mutating func resubscribe(now: Instant) {
         guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)), ns.cccdHandle != 0 else { return }

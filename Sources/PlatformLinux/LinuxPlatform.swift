@@ -10,15 +10,18 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
     public var lines: Lines
     private var signals: Signals?
     private var poll = PollSet()
+    private var trace: BtsnoopWriter?
     /// Returns from poll(2), for the idle-wakeup figures.
     public private(set) var wakeups: UInt64 = 0
 
     /// `handleSignals`: take SIGINT/SIGTERM through a signalfd (the daemon);
     /// tests leave it off.
-    public init(link: consuming Link, lines: consuming Lines, handleSignals: Bool) throws(SystemError) {
+    /// `tracePath`: write every ATT PDU to this btsnoop file.
+    public init(link: consuming Link, lines: consuming Lines, handleSignals: Bool, tracePath: String? = nil) throws(SystemError) {
         self.link = link
         self.lines = lines
         signals = handleSignals ? try Signals() : nil
+        trace = try tracePath.map { (path) throws(SystemError) in try BtsnoopWriter(path: path) }
     }
 
     public func now() -> Instant { Instant(ms: Sys.monotonicMs()) }
@@ -38,10 +41,15 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
     }
 
     public mutating func nextLinkInput(into pdu: inout ByteBuffer) -> LinkInput {
-        link.nextInput(into: &pdu, ready: poll)
+        let input = link.nextInput(into: &pdu, ready: poll)
+        if case .pdu = input { trace?.record(pdu.span, received: true) }
+        return input
     }
 
-    public mutating func send(_ pdu: borrowing ByteBuffer) { link.send(pdu) }
+    public mutating func send(_ pdu: borrowing ByteBuffer) {
+        trace?.record(pdu.span, received: false)
+        link.send(pdu)
+    }
     public mutating func raiseSecurity(attempt: Int) { link.raiseSecurity(attempt: attempt) }
     public mutating func disconnect() { link.disconnect() }
     public mutating func setOutput(_ line: Int, on: Bool) { lines.setOutput(line, on: on) }

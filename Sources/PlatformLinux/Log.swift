@@ -3,6 +3,7 @@
 // otherwise with the level's name. Notification contents are never passed
 // here at the default level: callers log contents only at `debug`.
 
+import Bounded
 import Glibc
 
 public enum LogLevel: Int, Comparable, Sendable {
@@ -21,6 +22,26 @@ public enum LogLevel: Int, Comparable, Sendable {
         case .notice: "notice"
         case .info: "info"
         case .debug: "debug"
+        }
+    }
+
+    var journaldPrefix: StaticString {
+        switch self {
+        case .error: "<3>"
+        case .warning: "<4>"
+        case .notice: "<5>"
+        case .info: "<6>"
+        case .debug: "<7>"
+        }
+    }
+
+    var textPrefix: StaticString {
+        switch self {
+        case .error: "wristlink: error: "
+        case .warning: "wristlink: warning: "
+        case .notice: "wristlink: notice: "
+        case .info: "wristlink: info: "
+        case .debug: "wristlink: debug: "
         }
     }
 
@@ -54,6 +75,19 @@ public enum Log {
                 offset += n
             }
         }
+    }
+
+    /// Writes a line formatted without allocation (`message` has no
+    /// trailing newline).
+    public static func write(_ level: LogLevel, bytes message: borrowing ByteBuffer) {
+        guard enabled(level) else { return }
+        writeStatic(journald ? level.journaldPrefix : level.textPrefix)
+        _ = message.span.withUnsafeBufferPointer { BtsnoopWriter.writeAll(2, $0) }
+        writeStatic("\n")
+    }
+
+    private static func writeStatic(_ text: StaticString) {
+        text.withUTF8Buffer { _ = BtsnoopWriter.writeAll(2, $0) }
     }
 
     public static func error(_ m: @autoclosure () -> String) { write(.error, m()) }

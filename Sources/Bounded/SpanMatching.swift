@@ -1,0 +1,35 @@
+// Comparing received bytes with configured text (policy rules) without
+// allocating.
+
+extension Span where Element == UInt8 {
+    /// Whether the bytes are exactly the UTF-8 of `text`.
+    public func elementsEqual(utf8Of text: String) -> Bool {
+        var i = 0
+        for b in text.utf8 {
+            guard i < count, self[i] == b else { return false }
+            i += 1
+        }
+        return i == count
+    }
+
+    /// Whether the UTF-8 of `text` occurs in the bytes (byte-exact, so
+    /// case-sensitive). Empty text is contained in anything.
+    public func contains(utf8Of text: String) -> Bool {
+        let needle = text.utf8
+        let n = needle.count
+        guard n <= count else { return false }
+        if n == 0 { return true }
+        var start = 0
+        while start + n <= count {
+            var matched = true
+            var k = start
+            for b in needle {
+                if self[k] != b { matched = false; break }
+                k += 1
+            }
+            if matched { return true }
+            start += 1
+        }
+        return false
+    }
+}

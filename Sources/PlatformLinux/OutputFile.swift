@@ -1,0 +1,63 @@
+// A file or standard output that takes whole lines from a fixed buffer
+// (the events stream). Writes are retried on EINTR and short writes; a
+// failing file is reported once and then ignored, never fatal.
+
+import Bounded
+import Glibc
+
+public struct OutputFile: ~Copyable {
+    private let fd: Int32
+    private let owned: Bool
+    private let name: String
+    public private(set) var failed = false
+
+    /// `path` "-" is standard output.
+    public init(path: String) throws(SystemError) {
+        if path == "-" {
+            fd = 1
+            owned = false
+        } else {
+            fd = try Sys.call32("open(\(path))") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
+            owned = true
+        }
+        name = path
+    }
+
+    deinit { if owned { _ = Glibc.close(fd) } }
+
+    /// Writes the buffer's bytes as they are.
+    public mutating func write(_ line: borrowing ByteBuffer) {
+        guard !failed else { return }
+        let ok = line.span.withUnsafeBufferPointer { BtsnoopWriter.writeAll(fd, $0) }
+        if !ok {
+            failed = true
+            Log.error("\(name): write failed; no more events are written there")
+        }
+    }
+}
+
+/// Process-level calls the app needs without importing Glibc itself.
+public enum ProcessControl {
+    public static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
+
+    public static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    /// Reads a whole (small) file; for configuration at start-up only.
+    public static func readFile(_ path: String, maxBytes: Int = 256 * 1024) throws(SystemError) -> String {
+        let fd = try Sys.call32("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC) }
+        defer { _ = Glibc.close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = try chunk.withUnsafeMutableBufferPointer { (b) throws(SystemError) -> Int in
+                try Sys.call("read(\(path))") { Glibc.read(fd, b.baseAddress, b.count) }
+            }
+            if n == 0 { break }
+            bytes.append(contentsOf: chunk[0..<n])
+            if bytes.count > maxBytes { throw SystemError("\(path): larger than \(maxBytes) bytes", errno: EFBIG) }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
