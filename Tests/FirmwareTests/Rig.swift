@@ -64,14 +64,15 @@ struct Rig: ~Copyable {
     var runner: TestRunner
     var phone: Int32
 
-    init(_ configure: (inout WearableConfig) -> Void = { _ in }) {
+    init(tracePath: String? = nil, _ configure: (inout WearableConfig) -> Void = { _ in }) {
         var fds: [Int32] = [0, 0]
         let rc = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds)
         precondition(rc == 0, "socketpair")
         var config = WearableConfig()
         configure(&config)
         let platform = try! LinuxPlatform(
-            link: UnixLink(connected: fds[0]), lines: SimLines(outputs: [], buttons: [], consoleFD: -1), handleSignals: false)
+            link: UnixLink(connected: fds[0]), lines: SimLines(outputs: [], buttons: [], consoleFD: -1), handleSignals: false,
+            tracePath: tracePath)
         runner = Runner(platform: platform, sink: RecordingSink(), core: WearableCore(config: config))
         phone = fds[1]
     }
