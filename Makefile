@@ -7,7 +7,7 @@ SWIFT ?= swift
 # and allocation counts only mean something there.
 CONFIG ?= release
 CORE_MODULES := Bounded ANCS ATT GATT Feedback Platform Firmware
-FUZZ_TARGETS := notification-source data-source session
+FUZZ_TARGETS := notification-source data-source session att phone-link
 
 DEBS := pkg-config binutils libbluetooth-dev tshark
 

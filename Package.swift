@@ -37,7 +37,8 @@ var products: [Product] = []
 // `swift build` could not link them, so they exist only when asked for
 // (`make fuzz` sets WRISTLINK_FUZZ=1).
 if Context.environment["WRISTLINK_FUZZ"] != nil {
-    targets.append(.executableTarget(name: "wristlink-fuzz", dependencies: ["ANCS"], path: "Tests/Fuzz", swiftSettings: core))
+    targets.append(.executableTarget(
+        name: "wristlink-fuzz", dependencies: ["ANCS", "ATT", "GATT", "Firmware", "Bounded"], path: "Tests/Fuzz", swiftSettings: core))
 }
 
 let package = Package(

@@ -7,6 +7,7 @@ import Glibc
 
 public struct CommandReader: ~Copyable {
     public static let maxLineBytes = 256
+    public let maxLineBytes: Int
 
     public enum Line {
         /// `line` holds one command (without the newline).
@@ -21,10 +22,11 @@ public struct CommandReader: ~Copyable {
     private var start = 0
     private var discarding = false
 
-    public init(fd: Int32) {
+    public init(fd: Int32, maxLineBytes: Int = CommandReader.maxLineBytes) {
         self.fd = fd
+        self.maxLineBytes = maxLineBytes
         try? Sys.setNonBlocking(fd)
-        buffer = ByteBuffer(capacity: 2 * Self.maxLineBytes)
+        buffer = ByteBuffer(capacity: 2 * maxLineBytes)
     }
 
     /// The next complete line into `line`, or nil when none is ready.
@@ -40,7 +42,7 @@ public struct CommandReader: ~Copyable {
                 for i in start..<end where buffer[i] != 0x0D { line.append(buffer[i]) }
                 return .command
             }
-            if buffer.count - start >= Self.maxLineBytes {
+            if buffer.count - start >= maxLineBytes {
                 discarding = true
                 start = buffer.count
             }

@@ -44,6 +44,37 @@ public enum ProcessControl {
         getenv(name).map { String(cString: $0) }
     }
 
+    public static var processID: Int32 { getpid() }
+
+    public static let pollIn = Int16(POLLIN)
+
+    public static func makeDirectory(_ path: String) { _ = mkdir(path, 0o700) }
+
+    /// A descriptor appending to `path` (created 0600), or -1.
+    public static func openForAppend(_ path: String) -> Int32 {
+        open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+    }
+
+    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// Waits until `path` exists (a socket being created by a child).
+    public static func waitForPath(_ path: String, timeoutMs: Int64) -> Bool {
+        let start = Sys.monotonicMs()
+        while !exists(path) {
+            if Sys.monotonicMs() - start > timeoutMs { return false }
+            usleep(20_000)
+        }
+        return true
+    }
+
+    /// Characters typed at a raw-mode terminal since the last call.
+    public static func readKeys(fd: Int32) -> [Character] {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let n = buffer.withUnsafeMutableBufferPointer { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return [] }
+        return Array(String(decoding: buffer[0..<n], as: UTF8.self))
+    }
+
     /// Reads a whole (small) file; for configuration at start-up only.
     public static func readFile(_ path: String, maxBytes: Int = 256 * 1024) throws(SystemError) -> String {
         let fd = try Sys.call32("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC) }

@@ -5,11 +5,14 @@
 // the invariants each target checks.
 
 import ANCS
+import ATT
 import Bounded
+import Firmware
+import GATT
 import Glibc
 
 enum Target {
-    case notificationSource, dataSource, session
+    case notificationSource, dataSource, session, att, phoneLink
 }
 
 nonisolated(unsafe) var selected: Target? = nil
@@ -22,8 +25,10 @@ func target() -> Target {
     case "notification-source": t = .notificationSource
     case "data-source": t = .dataSource
     case "session": t = .session
+    case "att": t = .att
+    case "phone-link": t = .phoneLink
     default:
-        print("set WRISTLINK_FUZZ_TARGET to notification-source, data-source or session")
+        print("set WRISTLINK_FUZZ_TARGET to notification-source, data-source, session, att or phone-link")
         exit(2)
     }
     selected = t
@@ -37,6 +42,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case .notificationSource: fuzzNotificationSource(input)
     case .dataSource: fuzzDataSource(input)
     case .session: fuzzSession(input)
+    case .att: fuzzATT(input)
+    case .phoneLink: fuzzPhoneLink(input)
     }
     return 0
 }
@@ -164,5 +171,69 @@ func fuzzSession(_ input: Span<UInt8>) {
         precondition(session.table.count <= config.notificationCapacity)
         precondition(session.queuedCount <= config.fetchQueueCapacity + config.actionQueueCapacity)
         if !session.isActive { precondition(session.table.count == 0 && session.queuedCount == 0 && !session.hasCommandInFlight) }
+    }
+}
+
+/// One PDU: decoding must stay inside the bytes; the bearer and our GATT
+/// server must answer or drop it without breaking their bounds.
+func fuzzATT(_ input: Span<UInt8>) {
+    if let pdu = try? ATTPDU.decode(input) {
+        switch pdu {
+        case .findInformationResponse(_, let r), .findByTypeValueResponse(let r), .readByTypeResponse(_, let r),
+            .readResponse(let r), .readBlobResponse(let r), .readByGroupTypeResponse(_, let r),
+            .writeRequest(_, let r), .writeCommand(_, let r), .notification(_, let r), .indication(_, let r),
+            .findByTypeValueRequest(_, _, _, let r):
+            precondition(r.lowerBound >= 0 && r.upperBound <= input.count, "a range leaves the PDU")
+        default: break
+        }
+    }
+    switch fuzzBearer.receive(input, now: .zero) {
+    case .request(let request):
+        var out = ByteBuffer(capacity: 517)
+        var server = GATTServer(deviceName: GATTServer.DeviceName("fuzz"))
+        _ = server.respond(to: request, in: input, into: &out, mtu: fuzzBearer.mtu)
+        precondition(out.count <= fuzzBearer.mtu, "a response longer than the MTU")
+        fuzzBearer.respond(copyOf: out)
+    default: break
+    }
+    var out = ByteBuffer(capacity: 517)
+    while fuzzBearer.popOutgoing(into: &out) { precondition(out.count <= fuzzBearer.mtu) }
+}
+
+nonisolated(unsafe) var fuzzBearer = ATTBearer(config: ATTBearer.Config())
+
+/// A sequence of PDUs (length-prefixed) and clock steps into a fresh phone
+/// link: whatever the phone sends, the link keeps its bounds.
+func fuzzPhoneLink(_ input: Span<UInt8>) {
+    var config = PhoneLinkConfig()
+    config.keepAliveQuietMs = 5_000
+    var link = PhoneLink(config: config)
+    var r = Reader(input)
+    var now = Instant.zero
+    var out = ByteBuffer(capacity: 517)
+    link.linkUp(now: now)
+    var steps = 0
+    while r.remaining > 0 && steps < 256 {
+        steps += 1
+        let op = r.byte()
+        switch op % 8 {
+        case 0:
+            now = now.advanced(byMs: Int64(r.byte()) * 250)
+            link.advance(now: now)
+        case 1:
+            link.securityChanged(encrypted: r.byte() & 1 == 0, now: now)
+        case 2:
+            _ = link.performAction(uid: UInt32(r.byte() % 8), r.byte() & 1 == 0 ? .positive : .negative)
+            _ = link.requestAttributes(uid: UInt32(r.byte() % 8), .title)
+        default:
+            link.receive(r.take(Int(r.byte() % 64)), now: now)
+        }
+        link.flush(now: now)
+        while link.popOutgoing(into: &out) { precondition(out.count > 0 && out.count <= link.bearer.mtu) }
+        while link.nextEvent() != nil {}
+        while link.nextAction() != nil {}
+        precondition(link.session.table.count <= config.session.notificationCapacity)
+        precondition(link.session.queuedCount <= config.session.fetchQueueCapacity + config.session.actionQueueCapacity)
+        if !link.session.isActive { precondition(link.session.table.count == 0) }
     }
 }
