@@ -6,8 +6,8 @@ SWIFT ?= swift
 # Tests run on the optimised build: it is what ships, preconditions stay on,
 # and allocation counts only mean something there.
 CONFIG ?= release
-CORE_MODULES := Bounded ANCS
-FUZZ_TARGETS := notification-source data-source session
+CORE_MODULES := Bounded ANCS Mgmt
+FUZZ_TARGETS := notification-source data-source session mgmt-event bond-file controller-setup
 
 DEBS := pkg-config binutils
 

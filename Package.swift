@@ -10,10 +10,12 @@ let core: [SwiftSetting] = [.enableExperimentalFeature("Lifetimes")]
 var targets: [Target] = [
     .target(name: "Bounded", swiftSettings: core),
     .target(name: "ANCS", dependencies: ["Bounded"], swiftSettings: core),
+    .target(name: "Mgmt", dependencies: ["Bounded"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
     .testTarget(name: "BoundedTests", dependencies: ["Bounded", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ANCSTests", dependencies: ["ANCS", "AllocCounter"], swiftSettings: core),
+    .testTarget(name: "MgmtTests", dependencies: ["Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),
 ]
 
 var products: [Product] = []
@@ -22,7 +24,7 @@ var products: [Product] = []
 // `swift build` could not link them, so they exist only when asked for
 // (`make fuzz` sets WRISTLINK_FUZZ=1).
 if Context.environment["WRISTLINK_FUZZ"] != nil {
-    targets.append(.executableTarget(name: "wristlink-fuzz", dependencies: ["ANCS"], path: "Tests/Fuzz", swiftSettings: core))
+    targets.append(.executableTarget(name: "wristlink-fuzz", dependencies: ["ANCS", "Mgmt"], path: "Tests/Fuzz", swiftSettings: core))
 }
 
 let package = Package(

@@ -7,9 +7,10 @@
 import ANCS
 import Bounded
 import Glibc
+import Mgmt
 
 enum Target {
-    case notificationSource, dataSource, session
+    case notificationSource, dataSource, session, mgmtEvent, bondFile, controllerSetup
 }
 
 nonisolated(unsafe) var selected: Target? = nil
@@ -22,8 +23,11 @@ func target() -> Target {
     case "notification-source": t = .notificationSource
     case "data-source": t = .dataSource
     case "session": t = .session
+    case "mgmt-event": t = .mgmtEvent
+    case "bond-file": t = .bondFile
+    case "controller-setup": t = .controllerSetup
     default:
-        print("set WRISTLINK_FUZZ_TARGET to notification-source, data-source or session")
+        print("set WRISTLINK_FUZZ_TARGET to notification-source, data-source, session, mgmt-event, bond-file or controller-setup")
         exit(2)
     }
     selected = t
@@ -37,6 +41,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case .notificationSource: fuzzNotificationSource(input)
     case .dataSource: fuzzDataSource(input)
     case .session: fuzzSession(input)
+    case .mgmtEvent: fuzzMgmtEvent(input)
+    case .bondFile: fuzzBondFile(input)
+    case .controllerSetup: fuzzControllerSetup(input)
     }
     return 0
 }
