@@ -18,6 +18,7 @@ var targets: [Target] = [
     .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
     .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux", "CBlueZ"], swiftSettings: core),
     .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
+    .target(name: "Mgmt", dependencies: ["Bounded"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
     .testTarget(name: "BoundedTests", dependencies: ["Bounded", "AllocCounter"], swiftSettings: core),
@@ -29,6 +30,7 @@ var targets: [Target] = [
         dependencies: ["Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],
         swiftSettings: core),
     .testTarget(name: "FeedbackTests", dependencies: ["Feedback", "AllocCounter"], swiftSettings: core),
+    .testTarget(name: "MgmtTests", dependencies: ["Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),
 ]
 
 var products: [Product] = []
@@ -38,7 +40,7 @@ var products: [Product] = []
 // (`make fuzz` sets WRISTLINK_FUZZ=1).
 if Context.environment["WRISTLINK_FUZZ"] != nil {
     targets.append(.executableTarget(
-        name: "wristlink-fuzz", dependencies: ["ANCS", "ATT", "GATT", "Firmware", "Bounded"], path: "Tests/Fuzz", swiftSettings: core))
+        name: "wristlink-fuzz", dependencies: ["ANCS", "ATT", "GATT", "Firmware", "Mgmt", "Bounded"], path: "Tests/Fuzz", swiftSettings: core))
 }
 
 let package = Package(

@@ -10,9 +10,10 @@ import Bounded
 import Firmware
 import GATT
 import Glibc
+import Mgmt
 
 enum Target {
-    case notificationSource, dataSource, session, att, phoneLink
+    case notificationSource, dataSource, session, att, phoneLink, mgmtEvent, bondFile, controllerSetup
 }
 
 nonisolated(unsafe) var selected: Target? = nil
@@ -27,8 +28,11 @@ func target() -> Target {
     case "session": t = .session
     case "att": t = .att
     case "phone-link": t = .phoneLink
+    case "mgmt-event": t = .mgmtEvent
+    case "bond-file": t = .bondFile
+    case "controller-setup": t = .controllerSetup
     default:
-        print("set WRISTLINK_FUZZ_TARGET to notification-source, data-source, session, att or phone-link")
+        print("set WRISTLINK_FUZZ_TARGET to one of: notification-source data-source session att phone-link mgmt-event bond-file controller-setup")
         exit(2)
     }
     selected = t
@@ -44,6 +48,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case .session: fuzzSession(input)
     case .att: fuzzATT(input)
     case .phoneLink: fuzzPhoneLink(input)
+    case .mgmtEvent: fuzzMgmtEvent(input)
+    case .bondFile: fuzzBondFile(input)
+    case .controllerSetup: fuzzControllerSetup(input)
     }
     return 0
 }

@@ -1,0 +1,361 @@
+// The start-up sequence that turns a controller into an ANCS peripheral, and
+// the advertising cadence after it, as a sans-IO state machine: it writes
+// the next command into the caller's buffer, consumes Command Complete /
+// Command Status events, and reports progress as a value.
+//
+// Order, and why (mgmt-api.txt on what each command allows):
+//   Read Controller Information  current and supported settings
+//   Set Powered off              only if on: Set BR/EDR off is refused while
+//                                powered; everything below is allowed off
+//   Set Low Energy on            Set BR/EDR and Set Advertising need LE on
+//   Set Advertising off          only if on: it overrides Add Advertising
+//   Set BR/EDR off               only if on (LE-only controllers lack it);
+//                                the kernel then writes "BR/EDR Not
+//                                Supported" in the advertising Flags
+//   Set Secure Connections on    else pairing falls back to legacy
+//   Set Bondable on              else SMP does not ask for bonding: no keys
+//   Set IO Capability            DisplayYesNo: every pairing raises User
+//                                Confirmation Request for the wearer
+//   Set Local Name
+//   Load Long Term Keys          replaces the kernel's list (empty clears it)
+//   Load Identity Resolving Keys always, even empty: it switches on address
+//                                resolution and SMP's request for the IRK
+//   Set Connectable on
+//   Set Powered on
+//   Set Default System Config.   advertising interval (fast), see below
+//   Add Advertising              connectable + discoverable instance
+// A step needing no change (already off, already on) is skipped. Any failure
+// status ends the sequence with `failed(step, ...)`, except: Invalid Index
+// means the controller is gone (wait for Index Added), and the interval step
+// may fail on kernels without Set Default System Configuration (before 5.8):
+// advertising then keeps the kernel's default interval (1.28 s).
+//
+// Index Removed puts the sequencer in `waitingForController`; Index Added for
+// our index starts it again from the top (the kernel forgets settings and
+// keys with the controller).
+//
+// Advertising cadence. Add Advertising has no interval parameter, but the
+// kernel copies its default advertising interval (Set Default System
+// Configuration, types 0x000A/0x000B) into each instance it adds, and
+// re-adding an instance with the same identifier updates it in place. So:
+// fast interval (20 ms) + Add Advertising when advertising starts and after
+// every disconnection; when `fastPhaseMs` (30 s) has passed, slow interval +
+// Add Advertising again. Add Extended Advertising Parameters (0x0054) would
+// carry the interval itself but is refused while powered off and needs a
+// second command for the data; this path works on every kernel since 5.8
+// with the one command we already send.
+
+import Bounded
+
+/// Advertising intervals (Apple's accessory guidelines: 20 ms for the first
+/// 30 s, then one of their longer intervals).
+public struct AdvertisingCadence: Equatable, Sendable {
+    public var fast: AdvertisingInterval
+    public var fastPhaseMs: Int64
+    public var slow: AdvertisingInterval
+
+    public init(fast: AdvertisingInterval = AdvertisingInterval(us: 20_000), fastPhaseMs: Int64 = 30_000,
+                slow: AdvertisingInterval = AdvertisingInterval(us: 417_500)) {
+        self.fast = fast
+        self.fastPhaseMs = fastPhaseMs
+        self.slow = slow
+    }
+}
+
+public enum AdvertisingSpeed: Equatable, Sendable {
+    case fast
+    case slow
+}
+
+public struct SetupConfig: Equatable, Sendable {
+    public var index: ControllerIndex
+    public var name: LocalName
+    public var ioCapability: IOCapability = .displayYesNo
+    public var advertisingInstance: UInt8 = 1
+    public var advertising: AdvertisingPayload
+    /// nil: leave the kernel's default advertising interval alone.
+    public var cadence: AdvertisingCadence? = AdvertisingCadence()
+
+    /// Advertises `service` in the solicitation list, the name in the scan
+    /// response (see `AdvertisingPayload.solicitingService`).
+    public init(index: ControllerIndex, name: LocalName, solicitedService: UUID128) throws(AdvertisingDataError) {
+        self.index = index
+        self.name = name
+        advertising = try AdvertisingPayload.solicitingService(solicitedService, name: name.name.span)
+    }
+}
+
+public enum SetupStep: UInt8, CaseIterable, Sendable {
+    case readControllerInformation
+    case powerOff
+    case enableLowEnergy
+    case disableAdvertisingSetting
+    case disableBREDR
+    case enableSecureConnections
+    case enableBondable
+    case setIOCapability
+    case setLocalName
+    case loadLongTermKeys
+    case loadIdentityResolvingKeys
+    case enableConnectable
+    case powerOn
+    case setAdvertisingInterval
+    case addAdvertising
+
+    public var opcode: MgmtOpcode {
+        switch self {
+        case .readControllerInformation: .readControllerInformation
+        case .powerOff, .powerOn: .setPowered
+        case .enableLowEnergy: .setLowEnergy
+        case .disableAdvertisingSetting: .setAdvertising
+        case .disableBREDR: .setBREDR
+        case .enableSecureConnections: .setSecureConnections
+        case .enableBondable: .setBondable
+        case .setIOCapability: .setIOCapability
+        case .setLocalName: .setLocalName
+        case .loadLongTermKeys: .loadLongTermKeys
+        case .loadIdentityResolvingKeys: .loadIdentityResolvingKeys
+        case .enableConnectable: .setConnectable
+        case .setAdvertisingInterval: .setDefaultSystemConfiguration
+        case .addAdvertising: .addAdvertising
+        }
+    }
+
+    public var name: StaticString {
+        switch self {
+        case .readControllerInformation: "read-controller-information"
+        case .powerOff: "power-off"
+        case .enableLowEnergy: "enable-le"
+        case .disableAdvertisingSetting: "disable-advertising-setting"
+        case .disableBREDR: "disable-br/edr"
+        case .enableSecureConnections: "enable-secure-connections"
+        case .enableBondable: "enable-bondable"
+        case .setIOCapability: "set-io-capability"
+        case .setLocalName: "set-local-name"
+        case .loadLongTermKeys: "load-long-term-keys"
+        case .loadIdentityResolvingKeys: "load-identity-resolving-keys"
+        case .enableConnectable: "enable-connectable"
+        case .powerOn: "power-on"
+        case .setAdvertisingInterval: "set-advertising-interval"
+        case .addAdvertising: "add-advertising"
+        }
+    }
+}
+
+public enum SetupFailure: Equatable, Sendable {
+    /// The kernel answered with this status.
+    case status(MgmtStatus)
+    /// The return parameters did not have the documented size.
+    case malformedReply
+    /// Supported_Settings lacks Low Energy.
+    case lowEnergyUnsupported
+}
+
+public enum SetupStatus: Equatable, Sendable {
+    case inProgress(SetupStep)
+    /// Configured and advertising. Stays so while the cadence changes the
+    /// advertising interval.
+    case ready
+    /// The controller index is gone; Index Added restarts the sequence.
+    case waitingForController
+    case failed(SetupStep, SetupFailure)
+}
+
+public struct ControllerSetup: ~Copyable {
+    /// A command buffer of this size holds every command the sequencer sends.
+    public static let commandBufferCapacity = BondStore.maxLoadLongTermKeysByteCount
+
+    enum Phase: Equatable {
+        case sending(SetupStep)
+        case awaiting(SetupStep)
+        case idle
+        case waitingForController
+        case failed(SetupStep, SetupFailure)
+    }
+
+    public let config: SetupConfig
+    private var phase: Phase = .sending(.readControllerInformation)
+    /// The start-up sequence has finished once since the controller appeared.
+    private var isConfigured = false
+    public private(set) var controllerInformation: ControllerInformation? = nil
+    /// As last reported by the kernel in a reply.
+    public private(set) var currentSettings = ControllerSettings()
+    /// False once the kernel refused Set Default System Configuration.
+    public private(set) var controlsAdvertisingInterval: Bool
+    /// The interval the running advertising instance was added with (nil:
+    /// not advertising, or the kernel's default).
+    public private(set) var advertisingSpeed: AdvertisingSpeed? = nil
+    private var speedBeingApplied: AdvertisingSpeed = .fast
+    private var fastUntil: Instant? = nil
+
+    public init(config: SetupConfig) {
+        self.config = config
+        controlsAdvertisingInterval = config.cadence != nil
+    }
+
+    public var status: SetupStatus {
+        switch phase {
+        case .failed(let step, let failure): return .failed(step, failure)
+        case .waitingForController: return .waitingForController
+        case .sending(let step), .awaiting(let step): return isConfigured ? .ready : .inProgress(step)
+        case .idle: return .ready
+        }
+    }
+
+    /// Starts over from Read Controller Information (after a failure, or to
+    /// re-apply everything).
+    public mutating func restart() {
+        phase = .sending(.readControllerInformation)
+        isConfigured = false
+        controllerInformation = nil
+        currentSettings = ControllerSettings()
+        controlsAdvertisingInterval = config.cadence != nil
+        advertisingSpeed = nil
+        speedBeingApplied = .fast
+        fastUntil = nil
+    }
+
+    /// Writes the next command into `out` and returns its step, or returns
+    /// nil when nothing is to be sent now (waiting for a reply, ready,
+    /// failed). `bonds` is read for the two Load commands.
+    public mutating func nextCommand(bonds: borrowing BondStore, into out: inout ByteBuffer) throws(MgmtEncodeError) -> SetupStep? {
+        guard case .sending(let step) = phase else { return nil }
+        let index = config.index
+        switch step {
+        case .readControllerInformation: try MgmtCommand.readControllerInformation.encode(index: index, into: &out)
+        case .powerOff: try MgmtCommand.setPowered(false).encode(index: index, into: &out)
+        case .enableLowEnergy: try MgmtCommand.setLowEnergy(true).encode(index: index, into: &out)
+        case .disableAdvertisingSetting: try MgmtCommand.setAdvertising(.off).encode(index: index, into: &out)
+        case .disableBREDR: try MgmtCommand.setBREDR(false).encode(index: index, into: &out)
+        case .enableSecureConnections: try MgmtCommand.setSecureConnections(.on).encode(index: index, into: &out)
+        case .enableBondable: try MgmtCommand.setBondable(true).encode(index: index, into: &out)
+        case .setIOCapability: try MgmtCommand.setIOCapability(config.ioCapability).encode(index: index, into: &out)
+        case .setLocalName: try MgmtCommand.setLocalName(config.name).encode(index: index, into: &out)
+        case .loadLongTermKeys: try bonds.encodeLoadLongTermKeys(index: index, into: &out)
+        case .loadIdentityResolvingKeys: try bonds.encodeLoadIdentityResolvingKeys(index: index, into: &out)
+        case .enableConnectable: try MgmtCommand.setConnectable(true).encode(index: index, into: &out)
+        case .powerOn: try MgmtCommand.setPowered(true).encode(index: index, into: &out)
+        case .setAdvertisingInterval:
+            guard let cadence = config.cadence else { preconditionFailure("interval step without a cadence") }
+            let interval = speedBeingApplied == .fast ? cadence.fast : cadence.slow
+            try MgmtCommand.setDefaultAdvertisingInterval(interval).encode(index: index, into: &out)
+        case .addAdvertising:
+            try MgmtCommand.addAdvertising(config.advertising.instance(config.advertisingInstance)).encode(index: index, into: &out)
+        }
+        phase = .awaiting(step)
+        return step
+    }
+
+    /// Feeds one decoded event. Events for other controllers, and replies to
+    /// commands the sequencer did not send, are ignored.
+    @discardableResult
+    public mutating func handle(_ packet: MgmtEventPacket, now: Instant) -> SetupStatus {
+        guard packet.index == config.index else { return status }
+        switch packet.event {
+        case .indexRemoved:
+            restart()
+            phase = .waitingForController
+        case .indexAdded:
+            restart()
+        case .commandStatus(let opcode, let result):
+            guard case .awaiting(let step) = phase, step.opcode == opcode, !result.isSuccess else { break }
+            fail(step, result)
+        case .commandComplete(let complete):
+            guard case .awaiting(let step) = phase, step.opcode == complete.opcode else { break }
+            if complete.status.isSuccess {
+                finish(step, complete.reply, now: now)
+            } else {
+                fail(step, complete.status)
+            }
+        case .deviceDisconnected:
+            if isConfigured, let cadence = config.cadence {
+                fastUntil = now.advanced(byMs: cadence.fastPhaseMs)
+                reconcileAdvertising(now: now)
+            }
+        default:
+            break
+        }
+        return status
+    }
+
+    /// When `poll` must next be called (the end of the fast phase), or nil.
+    public var nextDeadline: Instant? {
+        guard phase == .idle, advertisingSpeed == .fast else { return nil }
+        return fastUntil
+    }
+
+    public mutating func poll(now: Instant) {
+        reconcileAdvertising(now: now)
+    }
+
+    private mutating func finish(_ step: SetupStep, _ reply: CommandReply, now: Instant) {
+        switch reply {
+        case .settings(let settings):
+            currentSettings = settings
+        case .controllerInformation(let info):
+            controllerInformation = info
+            currentSettings = info.currentSettings
+            guard info.supportedSettings.contains(.lowEnergy) else {
+                phase = .failed(step, .lowEnergyUnsupported)
+                return
+            }
+        default:
+            if step == .readControllerInformation {
+                phase = .failed(step, .malformedReply)
+                return
+            }
+        }
+        if step == .addAdvertising {
+            let initial = !isConfigured
+            isConfigured = true
+            advertisingSpeed = controlsAdvertisingInterval ? speedBeingApplied : nil
+            if initial, let cadence = config.cadence { fastUntil = now.advanced(byMs: cadence.fastPhaseMs) }
+            phase = .idle
+            reconcileAdvertising(now: now)
+            return
+        }
+        advance(after: step)
+    }
+
+    private mutating func fail(_ step: SetupStep, _ result: MgmtStatus) {
+        if result == .invalidIndex {
+            restart()
+            phase = .waitingForController
+        } else if step == .setAdvertisingInterval {
+            controlsAdvertisingInterval = false
+            advertisingSpeed = nil
+            if isConfigured { phase = .idle } else { advance(after: step) }
+        } else {
+            phase = .failed(step, .status(result))
+        }
+    }
+
+    private mutating func advance(after step: SetupStep) {
+        var next = SetupStep(rawValue: step.rawValue + 1)
+        while let candidate = next, isSkipped(candidate) {
+            next = SetupStep(rawValue: candidate.rawValue + 1)
+        }
+        guard let next else { preconditionFailure("Add Advertising is the last step and is never skipped") }
+        phase = .sending(next)
+    }
+
+    private func isSkipped(_ step: SetupStep) -> Bool {
+        switch step {
+        case .powerOff: !currentSettings.contains(.powered)
+        case .disableAdvertisingSetting: !currentSettings.contains(.advertising)
+        case .disableBREDR: !currentSettings.contains(.bredr)
+        case .setAdvertisingInterval: !controlsAdvertisingInterval
+        default: false
+        }
+    }
+
+    /// Starts re-adding the instance when the wanted interval differs from
+    /// the one it runs with.
+    private mutating func reconcileAdvertising(now: Instant) {
+        guard phase == .idle, controlsAdvertisingInterval, let current = advertisingSpeed else { return }
+        let wanted: AdvertisingSpeed = (fastUntil.map { now < $0 } ?? false) ? .fast : .slow
+        guard wanted != current else { return }
+        speedBeingApplied = wanted
+        phase = .sending(.setAdvertisingInterval)
+    }
+}

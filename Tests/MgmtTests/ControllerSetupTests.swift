@@ -1,0 +1,259 @@
+import Bounded
+import Mgmt
+import Testing
+
+/// Drives a `ControllerSetup` the way the platform loop would: take the
+/// next command's bytes, feed the kernel's answer as event bytes.
+final class Rig {
+    var setup: ControllerSetup
+    var bonds = BondStore()
+    var out = ByteBuffer(capacity: ControllerSetup.commandBufferCapacity)
+    var now = Instant.zero
+
+    init(cadence: AdvertisingCadence? = AdvertisingCadence(), index: UInt16 = 0) throws {
+        var config = try SetupConfig(index: ControllerIndex(index), name: LocalName("Wristlink", short: "WL"), solicitedService: ancsService)
+        config.cadence = cadence
+        setup = ControllerSetup(config: config)
+    }
+
+    /// The next command, as its step and bytes; nil when none is due.
+    func next() throws -> (SetupStep, [UInt8])? {
+        guard let step = try setup.nextCommand(bonds: bonds, into: &out) else { return nil }
+        return (step, out.toArray())
+    }
+
+    @discardableResult
+    func feed(_ bytes: [UInt8]) throws -> SetupStatus {
+        setup.handle(try MgmtEvent.decode(bytes.span), now: now)
+    }
+
+    /// Command Complete, success, for `opcode` with `returnParameters`.
+    @discardableResult
+    func complete(_ opcode: UInt16, _ returnParameters: String = "", index: UInt16 = 0) throws -> SetupStatus {
+        try feed(event(0x0001, index: index, [UInt8(opcode & 0xFF), UInt8(opcode >> 8), 0x00] + hex(returnParameters)))
+    }
+
+    /// Sends whatever is due and answers each command with a plain success,
+    /// until nothing is due; returns the steps taken.
+    func runToIdle(info: [UInt8]) throws -> [SetupStep] {
+        var steps: [SetupStep] = []
+        while let (step, _) = try next() {
+            steps.append(step)
+            let opcode = step.opcode.rawValue
+            switch step {
+            case .readControllerInformation: try feed(event(0x0001, [0x04, 0x00, 0x00] + info))
+            case .setIOCapability, .loadLongTermKeys, .loadIdentityResolvingKeys, .setAdvertisingInterval: try complete(opcode)
+            case .addAdvertising: try complete(opcode, "01")
+            default: try complete(opcode, "00 00 00 00")
+            }
+        }
+        return steps
+    }
+}
+
+/// Read Controller Information's return parameters with the given settings.
+func info(supported: String = "FF BE 01 00", current: String) -> [UInt8] {
+    hex("56 34 12 EB 27 B8 09 0F 00" + supported + current + "00 00 00") + ascii("raspberrypi") + zeros(238) + zeros(11)
+}
+
+let addAdvertisingBytes = hex("3E 00 00 00 28 00  01  03 00 00 00  00 00  00 00  12 0B  11 15" + ancsWire + "0A 09") + ascii("Wristlink")
+
+@Suite("Controller start-up sequence")
+struct ControllerSetupTests {
+    @Test("from a powered dual-mode controller that advertises: every step, byte for byte, then ready")
+    func fullSequence() throws {
+        let rig = try Rig()
+        _ = rig.bonds.apply(ltk(phoneStatic, scKey))
+        _ = rig.bonds.apply(irk(phoneStatic))
+        #expect(rig.setup.status == .inProgress(.readControllerInformation))
+
+        // Each row: the command we must send, then the kernel's Command Complete parameters.
+        let script: [(SetupStep, [UInt8], [UInt8])] = [
+            (.readControllerInformation, hex("04 00 00 00 00 00"),
+             hex("04 00 00") + info(current: "D1 06 00 00")),                       // powered, bondable, ssp, br/edr, le, advertising
+            (.powerOff, hex("05 00 00 00 01 00 00"), hex("05 00 00  D0 06 00 00")),
+            (.enableLowEnergy, hex("0D 00 00 00 01 00 01"), hex("0D 00 00  D0 06 00 00")),
+            (.disableAdvertisingSetting, hex("29 00 00 00 01 00 00"), hex("29 00 00  D0 02 00 00")),
+            (.disableBREDR, hex("2A 00 00 00 01 00 00"), hex("2A 00 00  10 02 00 00")),
+            (.enableSecureConnections, hex("2D 00 00 00 01 00 01"), hex("2D 00 00  10 0A 00 00")),
+            (.enableBondable, hex("09 00 00 00 01 00 01"), hex("09 00 00  10 0A 00 00")),
+            (.setIOCapability, hex("18 00 00 00 01 00 01"), hex("18 00 00")),
+            (.setLocalName, hex("0F 00 00 00 04 01") + ascii("Wristlink") + zeros(240) + ascii("WL") + zeros(9),
+             hex("0F 00 00") + ascii("Wristlink") + zeros(240) + ascii("WL") + zeros(9)),
+            (.loadLongTermKeys, hex("13 00 00 00 26 00  01 00" + phoneStaticWire + "03 00 10  00 00  00 00 00 00 00 00 00 00  00 11 22 33 44 55 66 77 88 99 AA BB CC DD EE FF"),
+             hex("13 00 00")),
+            (.loadIdentityResolvingKeys, hex("30 00 00 00 19 00  01 00" + phoneStaticWire + "0F 0E 0D 0C 0B 0A 09 08 07 06 05 04 03 02 01 00"),
+             hex("30 00 00")),
+            (.enableConnectable, hex("07 00 00 00 01 00 01"), hex("07 00 00  12 0A 00 00")),
+            (.powerOn, hex("05 00 00 00 01 00 01"), hex("05 00 00  13 0A 00 00")),
+            (.setAdvertisingInterval, hex("4C 00 00 00 0A 00  0A 00 02 20 00  0B 00 02 20 00"), hex("4C 00 00")),
+            (.addAdvertising, addAdvertisingBytes, hex("3E 00 00  01")),
+        ]
+        for (step, command, reply) in script {
+            let sent = try rig.next()
+            #expect(sent?.0 == step)
+            #expect(sent?.1 == command, "\(step)")
+            #expect(try rig.next() == nil, "one command in flight")
+            let status = try rig.feed(event(0x0001, reply))
+            if step != .addAdvertising { #expect(status != .ready) }
+        }
+        #expect(rig.setup.status == .ready)
+        #expect(rig.setup.currentSettings == [.powered, .connectable, .bondable, .lowEnergy, .secureConnections])
+        #expect(rig.setup.controllerInformation?.address == BDAddress(0xB8, 0x27, 0xEB, 0x12, 0x34, 0x56))
+        #expect(rig.setup.advertisingSpeed == .fast)
+        #expect(rig.setup.nextDeadline == Instant(ms: 30_000))
+        #expect(try rig.next() == nil)
+    }
+
+    @Test("fast advertising for 30 s, then the slow interval by re-adding the instance; fast again after a disconnection")
+    func advertisingCadence() throws {
+        let rig = try Rig()
+        _ = try rig.runToIdle(info: info(current: "00 02 00 00"))
+        #expect(rig.setup.advertisingSpeed == .fast)
+
+        rig.now = Instant(ms: 29_999)
+        rig.setup.poll(now: rig.now)
+        #expect(try rig.next() == nil)
+
+        rig.now = Instant(ms: 30_000)
+        rig.setup.poll(now: rig.now)
+        let slow = try rig.next()
+        #expect(slow?.0 == .setAdvertisingInterval)
+        #expect(slow?.1 == hex("4C 00 00 00 0A 00  0A 00 02 9C 02  0B 00 02 9C 02"))
+        #expect(rig.setup.status == .ready)
+        try rig.complete(0x004C)
+        let readd = try rig.next()
+        #expect(readd?.0 == .addAdvertising)
+        #expect(readd?.1 == addAdvertisingBytes)
+        try rig.complete(0x003E, "01")
+        #expect(rig.setup.advertisingSpeed == .slow)
+        #expect(rig.setup.nextDeadline == nil)
+        #expect(try rig.next() == nil)
+
+        rig.now = Instant(ms: 40_000)
+        #expect(try rig.feed(event(0x000C, hex(phoneStaticWire + "03"))) == .ready)
+        #expect(try rig.next()?.1 == hex("4C 00 00 00 0A 00  0A 00 02 20 00  0B 00 02 20 00"))
+        try rig.complete(0x004C)
+        #expect(try rig.next()?.0 == .addAdvertising)
+        try rig.complete(0x003E, "01")
+        #expect(rig.setup.advertisingSpeed == .fast)
+        #expect(rig.setup.nextDeadline == Instant(ms: 70_000))
+    }
+
+    @Test("an LE-only controller that is off skips power-off, Set Advertising and BR/EDR")
+    func leOnlyControllerSkipsSteps() throws {
+        let rig = try Rig()
+        let steps = try rig.runToIdle(info: info(supported: "13 0E 00 00", current: "00 00 00 00"))
+        #expect(steps == [.readControllerInformation, .enableLowEnergy, .enableSecureConnections, .enableBondable, .setIOCapability,
+                          .setLocalName, .loadLongTermKeys, .loadIdentityResolvingKeys, .enableConnectable, .powerOn,
+                          .setAdvertisingInterval, .addAdvertising])
+        #expect(rig.setup.status == .ready)
+    }
+
+    @Test("without a cadence the interval is never touched and there is no deadline")
+    func noCadence() throws {
+        let rig = try Rig(cadence: nil)
+        let steps = try rig.runToIdle(info: info(current: "00 02 00 00"))
+        #expect(!steps.contains(.setAdvertisingInterval))
+        #expect(rig.setup.status == .ready)
+        #expect(rig.setup.advertisingSpeed == nil)
+        #expect(rig.setup.nextDeadline == nil)
+    }
+
+    @Test("a kernel without Set Default System Configuration keeps its default interval; setup still completes")
+    func intervalUnsupported() throws {
+        let rig = try Rig()
+        var sent: [SetupStep] = []
+        while let (step, _) = try rig.next() {
+            sent.append(step)
+            switch step {
+            case .readControllerInformation: try rig.feed(event(0x0001, hex("04 00 00") + info(current: "00 02 00 00")))
+            case .setAdvertisingInterval: try rig.feed(hex("02 00 00 00 03 00  4C 00 01"))
+            case .addAdvertising: try rig.complete(0x003E, "01")
+            case .setIOCapability, .loadLongTermKeys, .loadIdentityResolvingKeys: try rig.complete(step.opcode.rawValue)
+            default: try rig.complete(step.opcode.rawValue, "00 00 00 00")
+            }
+        }
+        #expect(sent.suffix(2) == [.setAdvertisingInterval, .addAdvertising])
+        #expect(rig.setup.status == .ready)
+        #expect(rig.setup.controlsAdvertisingInterval == false)
+        #expect(rig.setup.advertisingSpeed == nil)
+        #expect(rig.setup.nextDeadline == nil)
+        try rig.feed(event(0x000C, hex(phoneStaticWire + "03")))
+        #expect(try rig.next() == nil)
+    }
+
+    @Test("a failure status ends the sequence with the step and status; restart begins again")
+    func failureReported() throws {
+        let rig = try Rig()
+        _ = try rig.next()
+        try rig.feed(event(0x0001, hex("04 00 00") + info(current: "00 00 00 00")))
+        #expect(try rig.next()?.0 == .enableLowEnergy)
+        try rig.complete(0x000D, "00 02 00 00")
+        #expect(try rig.next()?.0 == .enableSecureConnections)
+        #expect(try rig.feed(hex("02 00 00 00 03 00  2D 00 00")) == .inProgress(.enableSecureConnections), "status success: wait for complete")
+        #expect(try rig.feed(hex("02 00 00 00 03 00  2D 00 0C")) == .failed(.enableSecureConnections, .status(.notSupported)))
+        #expect(try rig.next() == nil)
+        rig.setup.restart()
+        #expect(try rig.next()?.0 == .readControllerInformation)
+    }
+
+    @Test("a failure in Command Complete is reported the same way")
+    func failureInComplete() throws {
+        let rig = try Rig()
+        _ = try rig.next()
+        try rig.feed(event(0x0001, hex("04 00 00") + info(current: "01 02 00 00")))
+        #expect(try rig.next()?.0 == .powerOff)
+        #expect(try rig.feed(hex("01 00 00 00 07 00  05 00 0A  01 02 00 00")) == .failed(.powerOff, .status(.busy)))
+    }
+
+    @Test("a controller without LE, or a malformed controller information, fails the first step")
+    func unusableController() throws {
+        let noLE = try Rig()
+        _ = try noLE.next()
+        #expect(try noLE.feed(event(0x0001, hex("04 00 00") + info(supported: "FF 00 00 00", current: "00 00 00 00")))
+            == .failed(.readControllerInformation, .lowEnergyUnsupported))
+        let short = try Rig()
+        _ = try short.next()
+        #expect(try short.feed(hex("01 00 00 00 05 00  04 00 00  01 02")) == .failed(.readControllerInformation, .malformedReply))
+    }
+
+    @Test("Index Removed waits for the controller; Index Added for our index starts over, others are ignored")
+    func controllerComesAndGoes() throws {
+        let rig = try Rig()
+        _ = try rig.runToIdle(info: info(current: "00 02 00 00"))
+        #expect(rig.setup.status == .ready)
+        #expect(try rig.feed(hex("05 00 01 00 00 00")) == .ready, "another controller")
+        #expect(try rig.feed(hex("05 00 00 00 00 00")) == .waitingForController)
+        #expect(try rig.next() == nil)
+        #expect(rig.setup.nextDeadline == nil)
+        #expect(try rig.feed(hex("04 00 01 00 00 00")) == .waitingForController)
+        #expect(try rig.feed(hex("04 00 00 00 00 00")) == .inProgress(.readControllerInformation))
+        let steps = try rig.runToIdle(info: info(current: "00 02 00 00"))
+        #expect(steps.first == .readControllerInformation)
+        #expect(steps.last == .addAdvertising)
+        #expect(rig.setup.status == .ready)
+    }
+
+    @Test("Invalid Index means the controller is not there yet: wait for Index Added")
+    func invalidIndexWaits() throws {
+        let rig = try Rig(index: 3)
+        #expect(try rig.next()?.1 == hex("04 00 03 00 00 00"))
+        #expect(try rig.feed(hex("02 00 03 00 03 00  04 00 11")) == .waitingForController)
+        #expect(try rig.feed(hex("04 00 03 00 00 00")) == .inProgress(.readControllerInformation))
+        #expect(try rig.next()?.0 == .readControllerInformation)
+    }
+
+    @Test("replies for another controller or another command are ignored")
+    func unrelatedRepliesIgnored() throws {
+        let rig = try Rig()
+        _ = try rig.next()
+        try rig.complete(0x0004, "", index: 1)
+        try rig.complete(0x001C, phoneStaticWire)
+        try rig.feed(hex("02 00 00 00 03 00  1C 00 02"))
+        #expect(rig.setup.status == .inProgress(.readControllerInformation))
+        #expect(try rig.next() == nil)
+        try rig.feed(event(0x0001, hex("04 00 00") + info(current: "00 02 00 00")))
+        #expect(try rig.next()?.0 == .enableLowEnergy)
+    }
+}
