@@ -164,10 +164,12 @@ public struct AddressType: RawRepresentable, Hashable, Sendable {
 /// Set IO Capability values (SMP and SSP share them).
 public enum IOCapability: UInt8, Sendable {
     case displayOnly = 0
-    /// Ours: the wearable shows the number and a button says yes or no, so
-    /// the kernel asks with User Confirmation Request for every pairing.
     case displayYesNo = 1
     case keyboardOnly = 2
+    /// Ours: the wearable has no display to show a comparison number, so it
+    /// must not claim one (the phone would believe the key authenticated).
+    /// Pairing is Just Works; kernel 6.1 still asks with User Confirmation
+    /// Request (hint 1), which the wearer answers with a button press.
     case noInputNoOutput = 3
     case keyboardDisplay = 4
 }

@@ -14,8 +14,9 @@
 //                                Supported" in the advertising Flags
 //   Set Secure Connections on    else pairing falls back to legacy
 //   Set Bondable on              else SMP does not ask for bonding: no keys
-//   Set IO Capability            DisplayYesNo: every pairing raises User
-//                                Confirmation Request for the wearer
+//   Set IO Capability            NoInputNoOutput: Just Works, which kernel
+//                                6.1 still confirms with User Confirmation
+//                                Request, answered by the wearer's button
 //   Set Local Name
 //   Load Long Term Keys          replaces the kernel's list (empty clears it)
 //   Load Identity Resolving Keys always, even empty: it switches on address
@@ -70,7 +71,7 @@ public enum AdvertisingSpeed: Equatable, Sendable {
 public struct SetupConfig: Equatable, Sendable {
     public var index: ControllerIndex
     public var name: LocalName
-    public var ioCapability: IOCapability = .displayYesNo
+    public var ioCapability: IOCapability = .noInputNoOutput
     public var advertisingInstance: UInt8 = 1
     public var advertising: AdvertisingPayload
     /// nil: leave the kernel's default advertising interval alone.

@@ -77,7 +77,7 @@ struct ControllerSetupTests {
             (.disableBREDR, hex("2A 00 00 00 01 00 00"), hex("2A 00 00  10 02 00 00")),
             (.enableSecureConnections, hex("2D 00 00 00 01 00 01"), hex("2D 00 00  10 0A 00 00")),
             (.enableBondable, hex("09 00 00 00 01 00 01"), hex("09 00 00  10 0A 00 00")),
-            (.setIOCapability, hex("18 00 00 00 01 00 01"), hex("18 00 00")),
+            (.setIOCapability, hex("18 00 00 00 01 00 03"), hex("18 00 00")),
             (.setLocalName, hex("0F 00 00 00 04 01") + ascii("Wristlink") + zeros(240) + ascii("WL") + zeros(9),
              hex("0F 00 00") + ascii("Wristlink") + zeros(240) + ascii("WL") + zeros(9)),
             (.loadLongTermKeys, hex("13 00 00 00 26 00  01 00" + phoneStaticWire + "03 00 10  00 00  00 00 00 00 00 00 00 00  00 11 22 33 44 55 66 77 88 99 AA BB CC DD EE FF"),
