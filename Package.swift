@@ -13,7 +13,7 @@ var targets: [Target] = [
     .target(name: "ATT", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "GATT", dependencies: ["ATT", "Bounded"], swiftSettings: core),
     .target(name: "Platform", dependencies: ["Bounded"], swiftSettings: core),
-    .target(name: "Firmware", dependencies: ["ANCS", "ATT", "GATT", "Feedback", "Platform", "Bounded"], swiftSettings: core),
+    .target(name: "Firmware", dependencies: ["ANCS", "ATT", "GATT", "Feedback", "Mgmt", "Platform", "Bounded"], swiftSettings: core),
     .target(name: "CLinux"),
     .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
     .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux", "CBlueZ"], swiftSettings: core),
@@ -27,7 +27,7 @@ var targets: [Target] = [
     .testTarget(name: "GATTTests", dependencies: ["ATT", "GATT"], swiftSettings: core),
     .testTarget(
         name: "FirmwareTests",
-        dependencies: ["Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],
+        dependencies: ["Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Mgmt", "Bounded", "AllocCounter"],
         swiftSettings: core),
     .testTarget(name: "FeedbackTests", dependencies: ["Feedback", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "MgmtTests", dependencies: ["Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),

@@ -1,0 +1,295 @@
+// The Bluetooth controller as the wearable owns it (no bluetoothd): set-up
+// and advertising through the management interface, pairing mode, the
+// wearer's consent to a pairing, bonds, and which phones may stay connected.
+// Sans-IO: fed management events and time, answering with management
+// commands, events for the policy and the log, and "save the bonds".
+//
+// Pairing mode: on while no bond exists; otherwise entered by a long press of
+// both buttons (`enterPairingMode`) and left after `pairingWindowMs` (two
+// minutes) or once a bond is stored. Outside it, a phone without a bond is
+// disconnected as soon as it connects, and a pairing request is refused.
+//
+// Consent: the kernel asks with User Confirmation Request before it pairs
+// (kernel 6.1 even for Just Works). In pairing mode the request waits up to
+// `consentWindowMs` (SMP itself gives up after 30 s) for the wearer's press:
+// accept = User Confirmation Reply, reject or silence = Negative Reply. A
+// test rig without buttons can set `autoAcceptPairing`.
+//
+// Bonds: New Long Term Key / New Identity Resolving Key with Store_Hint go
+// into the `BondStore` (8 peers) and mark it for saving; the platform writes
+// the state file atomically. Bonded phones re-encrypt with the stored key:
+// no request, no press.
+//
+// The set-up sequence (`ControllerSetup`) restarts when the controller comes
+// back (Index Added), and `retryDelayMs` after a failed step.
+
+import ANCS
+import Bounded
+import Mgmt
+
+public struct ControllerConfig: Sendable {
+    /// False on links without a controller (the UNIX link): nothing is sent.
+    public var enabled = true
+    public var index: UInt16 = 0
+    public var name = "Wristlink"
+    public var pairingWindowMs: Int64 = 120_000
+    public var consentWindowMs: Int64 = 20_000
+    public var autoAcceptPairing = false
+    public var retryDelayMs: Int64 = 5_000
+
+    public init() {}
+}
+
+public enum ControllerEvent: Equatable, Sendable {
+    /// Set-up finished: the wearable is advertising (READY for systemd).
+    case advertising
+    case controllerGone
+    case setupFailed(step: Name, status: Name)
+    case pairingMode(on: Bool, reason: Name)
+    /// A phone asks to pair: waiting for the wearer's press.
+    case consentRequested
+    case consent(granted: Bool, reason: Name)
+    case bondStored
+    case bondIgnored(reason: Name)
+    case connected(bonded: Bool)
+    /// A bonded phone is back; how long it was gone.
+    case reconnected(afterMs: Int64)
+    case refusedUnbonded
+    case disconnected(reason: UInt8)
+    case pairingFailed(status: Name)
+    case dropped(reason: Name)
+}
+
+public struct Controller: ~Copyable {
+    public let config: ControllerConfig
+    private var setup: ControllerSetup
+    public private(set) var bonds: BondStore
+    private var commands: PacketQueue
+    private var events: RingBuffer<ControllerEvent>
+    private var scratch: ByteBuffer
+    private var manualPairingUntil: Instant? = nil
+    private var consentFor: DeviceAddress? = nil
+    private var consentUntil = Instant.zero
+    private var disconnectedAt: Instant? = nil
+    private var retryAt: Instant? = nil
+    private var wasReady = false
+    public private(set) var bondsNeedSaving = false
+
+    public init(config: ControllerConfig, bonds: consuming BondStore) {
+        self.config = config
+        // The name was checked when the configuration was read; the
+        // fallback is a literal known to be valid.
+        let index = ControllerIndex(config.index)
+        let setupConfig = (try? LocalName(config.name)).flatMap { try? SetupConfig(index: index, name: $0, solicitedService: ANCSUUID.service) }
+            ?? (try! SetupConfig(index: index, name: LocalName("Wristlink"), solicitedService: ANCSUUID.service))
+        setup = ControllerSetup(config: setupConfig)
+        self.bonds = bonds
+        commands = PacketQueue(capacity: 8, slotBytes: ControllerSetup.commandBufferCapacity)
+        events = RingBuffer(capacity: 16, policy: .refuseNewest)
+        scratch = ByteBuffer(capacity: ControllerSetup.commandBufferCapacity)
+    }
+
+    // MARK: State
+
+    public var isPairingMode: Bool { bonds.isEmpty || manualPairingUntil != nil }
+    public var isAwaitingConsent: Bool { consentFor != nil }
+    public var isAdvertising: Bool { setup.status == .ready }
+
+    // MARK: Inputs
+
+    /// Starts the set-up sequence.
+    public mutating func start(now: Instant) {
+        guard config.enabled else { return }
+        if bonds.isEmpty { emit(.pairingMode(on: true, reason: "no-bond")) }
+        pump()
+    }
+
+    /// One management event from the kernel.
+    public mutating func receive(_ packet: Span<UInt8>, now: Instant) {
+        guard config.enabled else { return }
+        let decoded: MgmtEventPacket
+        do { decoded = try MgmtEvent.decode(packet) } catch {
+            emit(.dropped(reason: "mgmt-event-malformed"))
+            return
+        }
+        let before = setup.status
+        let after = setup.handle(decoded, now: now)
+        if case .failed(let step, let failure) = after, before != after {
+            emit(.setupFailed(step: Name(step.name), status: Self.name(failure)))
+            retryAt = now.advanced(byMs: config.retryDelayMs)
+        }
+        if after == .waitingForController && before != after {
+            wasReady = false
+            clearConsent()
+            emit(.controllerGone)
+        }
+        if after == .ready && !wasReady {
+            wasReady = true
+            emit(.advertising)
+        }
+        guard decoded.index == ControllerIndex(config.index) else { return pump() }
+        switch decoded.event {
+        case .deviceConnected(let connected):
+            deviceConnected(connected.address, now: now)
+        case .deviceDisconnected(let address, let reason):
+            if consentFor == address { clearConsent() }
+            disconnectedAt = now
+            emit(.disconnected(reason: reason.rawValue))
+        case .userConfirmationRequest(let request):
+            confirmationRequested(request.address, now: now)
+        case .newLongTermKey(let key):
+            bondUpdated(bonds.apply(key), now: now)
+        case .newIdentityResolvingKey(let key):
+            bondUpdated(bonds.apply(key), now: now)
+        case .authenticationFailed(let address, let status):
+            if consentFor == address { clearConsent() }
+            emit(.pairingFailed(status: Name(status.name)))
+        default:
+            break
+        }
+        pump()
+    }
+
+    private mutating func deviceConnected(_ address: DeviceAddress, now: Instant) {
+        let bonded = bonds.firstIndex(of: address) != nil
+        if !bonded && !isPairingMode {
+            emit(.refusedUnbonded)
+            send(.disconnect(address))
+            return
+        }
+        emit(.connected(bonded: bonded))
+        if bonded, let gone = disconnectedAt {
+            emit(.reconnected(afterMs: now.ms(since: gone)))
+        }
+        disconnectedAt = nil
+    }
+
+    private mutating func confirmationRequested(_ address: DeviceAddress, now: Instant) {
+        guard isPairingMode else {
+            emit(.consent(granted: false, reason: "not-pairing"))
+            send(.userConfirmationNegativeReply(address))
+            return
+        }
+        if config.autoAcceptPairing {
+            emit(.consent(granted: true, reason: "automatic"))
+            send(.userConfirmationReply(address))
+            return
+        }
+        consentFor = address
+        consentUntil = now.advanced(byMs: config.consentWindowMs)
+        emit(.consentRequested)
+    }
+
+    /// The wearer's answer to a pairing request (a button press).
+    public mutating func consent(granted: Bool, now: Instant) {
+        guard let address = consentFor else { return }
+        clearConsent()
+        emit(.consent(granted: granted, reason: granted ? "button" : "rejected"))
+        send(granted ? .userConfirmationReply(address) : .userConfirmationNegativeReply(address))
+    }
+
+    private mutating func clearConsent() { consentFor = nil }
+
+    private mutating func bondUpdated(_ update: BondUpdate, now: Instant) {
+        switch update {
+        case .ignored(let reason):
+            let name: Name
+            switch reason {
+            case .notPersistent: name = "not-persistent"
+            case .notIdentity: name = "not-identity-address"
+            case .debugKey: name = "debug-key"
+            }
+            emit(.bondIgnored(reason: name))
+            return
+        case .unchanged:
+            return
+        case .storedEvicting(let evicted):
+            // The store was full: the kernel forgets that peer too.
+            send(.unpairDevice(evicted, disconnect: false))
+        default:
+            break
+        }
+        bondsNeedSaving = true
+        emit(.bondStored)
+        if manualPairingUntil != nil {
+            manualPairingUntil = nil
+            emit(.pairingMode(on: false, reason: "bonded"))
+        }
+    }
+
+    /// A long press of both buttons.
+    public mutating func enterPairingMode(now: Instant) {
+        guard config.enabled else { return }
+        manualPairingUntil = now.advanced(byMs: config.pairingWindowMs)
+        emit(.pairingMode(on: true, reason: "buttons"))
+    }
+
+    // MARK: Time
+
+    public var deadline: Instant? {
+        var next = earliest(setup.nextDeadline, retryAt)
+        next = earliest(next, manualPairingUntil)
+        if consentFor != nil { next = earliest(next, consentUntil) }
+        return next
+    }
+
+    public mutating func advance(now: Instant) {
+        guard config.enabled else { return }
+        if let retry = retryAt, now >= retry {
+            retryAt = nil
+            setup.restart()
+        }
+        if consentFor != nil && now >= consentUntil {
+            let address = consentFor!
+            clearConsent()
+            emit(.consent(granted: false, reason: "timeout"))
+            send(.userConfirmationNegativeReply(address))
+        }
+        if let until = manualPairingUntil, now >= until {
+            manualPairingUntil = nil
+            if !bonds.isEmpty { emit(.pairingMode(on: false, reason: "timeout")) }
+        }
+        setup.poll(now: now)
+        pump()
+    }
+
+    // MARK: Outputs
+
+    private mutating func pump() {
+        do {
+            while try setup.nextCommand(bonds: bonds, into: &scratch) != nil {
+                if !commands.push(copyOf: scratch) { emit(.dropped(reason: "mgmt-queue-full")) }
+            }
+        } catch {
+            emit(.dropped(reason: "mgmt-encode"))
+        }
+    }
+
+    private mutating func send(_ command: MgmtCommand) {
+        do {
+            try command.encode(index: ControllerIndex(config.index), into: &scratch)
+            if !commands.push(copyOf: scratch) { emit(.dropped(reason: "mgmt-queue-full")) }
+        } catch {
+            emit(.dropped(reason: "mgmt-encode"))
+        }
+    }
+
+    private mutating func emit(_ event: ControllerEvent) {
+        events.push(event)
+    }
+
+    public mutating func popCommand(into out: inout ByteBuffer) -> Bool { commands.pop(into: &out) != nil }
+    public mutating func nextEvent() -> ControllerEvent? { events.popFirst() }
+
+    /// Writes the state file's contents for the platform to save.
+    public func serializeBonds(into out: inout ByteBuffer) -> Bool { bonds.serialize(into: &out) }
+    public mutating func bondsSaved() { bondsNeedSaving = false }
+
+    static func name(_ failure: SetupFailure) -> Name {
+        switch failure {
+        case .status(let status): Name(status.name)
+        case .malformedReply: "malformed-reply"
+        case .lowEnergyUnsupported: "no-low-energy"
+        }
+    }
+}

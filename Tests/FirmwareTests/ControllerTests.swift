@@ -1,0 +1,183 @@
+import Bounded
+import Firmware
+import Mgmt
+import Testing
+
+/// The phone: LE random static address C1:22:33:44:55:66 (wire order, type 2).
+let phoneAddress = "66 55 44 33 22 C1 02"
+let bondFile = "wristlink-bonds 1\nltk c12233445566 02 02 00 10 0000 0000000000000000 00112233445566778899aabbccddeeff\n"
+
+func mgmtEvent(_ code: UInt16, _ params: String) -> [UInt8] {
+    let p = hex(params)
+    return [UInt8(code & 0xFF), UInt8(code >> 8), 0, 0, UInt8(p.count & 0xFF), UInt8(p.count >> 8)] + p
+}
+
+let deviceConnected = mgmtEvent(0x000B, phoneAddress + " 00 00 00 00  00 00")
+let deviceDisconnected = mgmtEvent(0x000C, phoneAddress + " 03")
+let confirmationRequest = mgmtEvent(0x000F, phoneAddress + " 01  5A 6E 0B 00")
+let newLongTermKey = mgmtEvent(0x000A, "01 " + phoneAddress + " 02 00 10 0000 0000000000000000 00112233445566778899AABBCCDDEEFF")
+
+struct ControllerRig: ~Copyable {
+    var controller: Controller
+    var now = Instant(ms: 1_000)
+
+    init(bonds: String? = nil, _ configure: (inout ControllerConfig) -> Void = { _ in }) {
+        var config = ControllerConfig()
+        configure(&config)
+        let store = bonds.map { try! BondStore.parse(Array($0.utf8).span) } ?? BondStore()
+        controller = Controller(config: config, bonds: store)
+        controller.start(now: now)
+        _ = sent()
+    }
+
+    /// Every command the controller wants to send now, as hex.
+    mutating func sent() -> [String] {
+        var out = ByteBuffer(capacity: 1024)
+        var list: [String] = []
+        while controller.popCommand(into: &out) { list.append(toHex(out.toArray())) }
+        return list
+    }
+
+    mutating func events() -> [ControllerEvent] {
+        var list: [ControllerEvent] = []
+        while let e = controller.nextEvent() { list.append(e) }
+        return list
+    }
+
+    mutating func feed(_ bytes: [UInt8]) { controller.receive(bytes.span, now: now) }
+
+    mutating func wait(ms: Int64) {
+        now = now.advanced(byMs: ms)
+        controller.advance(now: now)
+    }
+}
+
+@Suite("Controller: pairing mode, consent, bonds")
+struct ControllerTests {
+    @Test("start-up sends Read Controller Information first, on the configured index")
+    func startUp() {
+        var config = ControllerConfig()
+        config.index = 1
+        var controller = Controller(config: config, bonds: BondStore())
+        controller.start(now: .zero)
+        var out = ByteBuffer(capacity: 1024)
+        #expect(controller.popCommand(into: &out) == true)
+        #expect(toHex(out.toArray()) == "04 00 01 00 00 00")
+        #expect(controller.popCommand(into: &out) == false, "one command at a time: the next waits for the reply")
+    }
+
+    @Test("without a bond the wearable is in pairing mode; a press within the window accepts the pairing")
+    func pressAcceptsPairing() {
+        var rig = ControllerRig()
+        #expect(rig.events().contains(.pairingMode(on: true, reason: "no-bond")))
+        rig.feed(deviceConnected)
+        rig.feed(confirmationRequest)
+        #expect(rig.sent() == [], "nothing is answered before the wearer decides")
+        #expect(rig.events().contains(.consentRequested))
+        #expect(rig.controller.isAwaitingConsent == true)
+        rig.now = rig.now.advanced(byMs: 5_000)
+        rig.controller.consent(granted: true, now: rig.now)
+        #expect(rig.sent() == ["1C 00 00 00 07 00 " + phoneAddress])
+    }
+
+    @Test("no press within the consent window: the pairing is refused with a Negative Reply")
+    func silenceRefuses() {
+        var rig = ControllerRig { $0.consentWindowMs = 20_000 }
+        rig.feed(confirmationRequest)
+        rig.wait(ms: 19_999)
+        #expect(rig.sent() == [])
+        rig.wait(ms: 1)
+        #expect(rig.sent() == ["1D 00 00 00 07 00 " + phoneAddress])
+        #expect(rig.events().contains(.consent(granted: false, reason: "timeout")))
+    }
+
+    @Test("a press on reject refuses the pairing")
+    func rejectRefuses() {
+        var rig = ControllerRig()
+        rig.feed(confirmationRequest)
+        rig.controller.consent(granted: false, now: rig.now)
+        #expect(rig.sent() == ["1D 00 00 00 07 00 " + phoneAddress])
+    }
+
+    @Test("automatic acceptance for headless rigs answers at once")
+    func automaticAcceptance() {
+        var rig = ControllerRig { $0.autoAcceptPairing = true }
+        rig.feed(confirmationRequest)
+        #expect(rig.sent() == ["1C 00 00 00 07 00 " + phoneAddress])
+    }
+
+    @Test("New Long Term Key with Store_Hint is kept and marked for saving; the state file has it")
+    func bondStored() {
+        var rig = ControllerRig()
+        rig.feed(newLongTermKey)
+        #expect(rig.events().contains(.bondStored))
+        #expect(rig.controller.bondsNeedSaving == true)
+        var out = ByteBuffer(capacity: 4096)
+        #expect(rig.controller.serializeBonds(into: &out) == true)
+        #expect(String(decoding: out.toArray(), as: UTF8.self) == bondFile)
+        rig.controller.bondsSaved()
+        #expect(rig.controller.bondsNeedSaving == false)
+        #expect(rig.controller.isPairingMode == false, "with a bond, pairing mode is no longer automatic")
+    }
+
+    @Test("outside pairing mode a phone without a bond is disconnected as soon as it connects")
+    func unbondedDisconnected() {
+        var rig = ControllerRig(bonds: "wristlink-bonds 1\nltk c1aaaaaaaaaa 02 02 00 10 0000 0000000000000000 00112233445566778899aabbccddeeff\n")
+        _ = rig.events()
+        rig.feed(deviceConnected)
+        #expect(rig.sent() == ["14 00 00 00 07 00 " + phoneAddress])
+        #expect(rig.events() == [.refusedUnbonded])
+    }
+
+    @Test("outside pairing mode a pairing request is refused at once")
+    func requestOutsidePairingMode() {
+        var rig = ControllerRig(bonds: bondFile)
+        rig.feed(confirmationRequest)
+        #expect(rig.sent() == ["1D 00 00 00 07 00 " + phoneAddress])
+        #expect(rig.events().contains(.consent(granted: false, reason: "not-pairing")))
+    }
+
+    @Test("a bonded phone reconnects without a press, and the time it was gone is reported")
+    func bondedReconnects() {
+        var rig = ControllerRig(bonds: bondFile)
+        rig.feed(deviceConnected)
+        rig.feed(deviceDisconnected)
+        rig.now = rig.now.advanced(byMs: 2_500)
+        rig.feed(deviceConnected)
+        #expect(rig.sent() == [])
+        let events = rig.events()
+        #expect(events.contains(.connected(bonded: true)))
+        #expect(events.contains(.reconnected(afterMs: 2_500)))
+    }
+
+    @Test("a long press of both buttons opens pairing mode for the window; a bond or the timeout closes it")
+    func manualPairingMode() {
+        var rig = ControllerRig(bonds: bondFile) { $0.pairingWindowMs = 120_000 }
+        rig.controller.enterPairingMode(now: rig.now)
+        #expect(rig.controller.isPairingMode == true)
+        rig.wait(ms: 120_000)
+        #expect(rig.controller.isPairingMode == false)
+        #expect(rig.events().contains(.pairingMode(on: false, reason: "timeout")))
+        rig.controller.enterPairingMode(now: rig.now)
+        rig.feed(mgmtEvent(0x000A, "01 61 55 44 33 22 C2 02 02 00 10 0000 0000000000000000 00112233445566778899AABBCCDDEEFF"))
+        #expect(rig.controller.isPairingMode == false)
+        #expect(rig.events().contains(.pairingMode(on: false, reason: "bonded")))
+    }
+
+    @Test("a malformed management event is dropped and reported, never fatal")
+    func malformedEvent() {
+        var rig = ControllerRig()
+        rig.feed([0x0B, 0x00, 0x00, 0x00, 0x20, 0x00, 0x01])
+        #expect(rig.events().contains(.dropped(reason: "mgmt-event-malformed")))
+    }
+
+    @Test("a disabled controller (UNIX link) sends nothing")
+    func disabled() {
+        var config = ControllerConfig()
+        config.enabled = false
+        var controller = Controller(config: config, bonds: BondStore())
+        controller.start(now: .zero)
+        var out = ByteBuffer(capacity: 64)
+        #expect(controller.popCommand(into: &out) == false)
+    }
+}
