@@ -49,4 +49,13 @@ public protocol Platform: ~Copyable {
 
     mutating func setOutput(_ line: Int, on: Bool)
     mutating func nextInput() -> InputEvent?
+
+    /// The Bluetooth controller's management channel: the next event into
+    /// `packet` (false: none; always false without a controller).
+    mutating func nextControllerInput(into packet: inout ByteBuffer) -> Bool
+    mutating func sendController(_ packet: borrowing ByteBuffer)
+    /// Replaces the bond state file atomically.
+    mutating func saveBonds(_ contents: borrowing ByteBuffer)
+    /// The wearable is up (advertising): tell the service manager.
+    mutating func notifyReady()
 }

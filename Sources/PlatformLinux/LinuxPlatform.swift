@@ -11,17 +11,28 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
     private var signals: Signals?
     private var poll = PollSet()
     private var trace: BtsnoopWriter?
+    private var mgmt: MgmtSocket
+    private let bondsPath: String?
+    private var service: ServiceManager
     /// Returns from poll(2), for the idle-wakeup figures.
     public private(set) var wakeups: UInt64 = 0
 
     /// `handleSignals`: take SIGINT/SIGTERM through a signalfd (the daemon);
     /// tests leave it off.
-    /// `tracePath`: write every ATT PDU to this btsnoop file.
-    public init(link: consuming Link, lines: consuming Lines, handleSignals: Bool, tracePath: String? = nil) throws(SystemError) {
+    /// `tracePath`: write every ATT PDU to this btsnoop file. `mgmt`: the
+    /// controller's management socket (`.none` on the UNIX link).
+    /// `bondsPath`: where `saveBonds` writes.
+    public init(
+        link: consuming Link, lines: consuming Lines, handleSignals: Bool, tracePath: String? = nil,
+        mgmt: consuming MgmtSocket = .none, bondsPath: String? = nil
+    ) throws(SystemError) {
         self.link = link
         self.lines = lines
         signals = handleSignals ? try Signals() : nil
         trace = try tracePath.map { (path) throws(SystemError) in try BtsnoopWriter(path: path) }
+        self.mgmt = mgmt
+        self.bondsPath = bondsPath
+        service = ServiceManager(now: Instant(ms: Sys.monotonicMs()))
     }
 
     public func now() -> Instant { Instant(ms: Sys.monotonicMs()) }
@@ -30,14 +41,17 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
         poll.removeAll()
         link.addDescriptors(to: &poll)
         lines.addDescriptors(to: &poll)
+        mgmt.addDescriptor(to: &poll)
         if let fd = signals?.fd { poll.add(fd, events: Int16(POLLIN)) }
-        let timeout = PollSet.timeoutMs(until: earliest(deadline, lines.deadline), now: now())
+        let due = earliest(earliest(deadline, lines.deadline), service.nextPing)
+        let timeout = PollSet.timeoutMs(until: due, now: now())
         do {
             try poll.wait(timeoutMs: timeout)
             wakeups &+= 1
         } catch {
             Log.error("\(error)")
         }
+        service.tick(now: now())
     }
 
     public mutating func nextLinkInput(into pdu: inout ByteBuffer) -> LinkInput {
@@ -60,6 +74,20 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
         }
         return lines.nextInput(now: now(), ready: poll)
     }
+
+    public mutating func nextControllerInput(into packet: inout ByteBuffer) -> Bool { mgmt.receive(into: &packet) }
+    public mutating func sendController(_ packet: borrowing ByteBuffer) { mgmt.send(packet) }
+
+    public mutating func saveBonds(_ contents: borrowing ByteBuffer) {
+        guard let bondsPath else { return }
+        do {
+            try StateFile.write(bondsPath, contents)
+        } catch {
+            Log.error("bonds not saved: \(error)")
+        }
+    }
+
+    public mutating func notifyReady() { service.notify("READY=1") }
 
     /// Every output off: the last thing before the process ends.
     public mutating func allOff() { lines.allOff() }
