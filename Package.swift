@@ -17,6 +17,7 @@ var targets: [Target] = [
     .target(name: "CLinux"),
     .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux"], swiftSettings: core),
     .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
+    .target(name: "Config", dependencies: ["Bounded", "Feedback", "ANCS"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
     .testTarget(name: "BoundedTests", dependencies: ["Bounded", "AllocCounter"], swiftSettings: core),
@@ -28,6 +29,7 @@ var targets: [Target] = [
         dependencies: ["Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],
         swiftSettings: core),
     .testTarget(name: "FeedbackTests", dependencies: ["Feedback", "AllocCounter"], swiftSettings: core),
+    .testTarget(name: "ConfigTests", dependencies: ["Config", "Feedback", "ANCS"], swiftSettings: core),
 ]
 
 var products: [Product] = []
