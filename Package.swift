@@ -13,12 +13,13 @@ var targets: [Target] = [
     .target(name: "ATT", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "GATT", dependencies: ["ATT", "Bounded"], swiftSettings: core),
     .target(name: "Platform", dependencies: ["Bounded"], swiftSettings: core),
-    .target(name: "Firmware", dependencies: ["ANCS", "ATT", "GATT", "Feedback", "Mgmt", "Platform", "Bounded"], swiftSettings: core),
+    .target(name: "Firmware", dependencies: ["ANCS", "ATT", "GATT", "Feedback", "Mgmt", "Config", "Platform", "Bounded"], swiftSettings: core),
     .target(name: "CLinux"),
     .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
     .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux", "CBlueZ"], swiftSettings: core),
     .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Mgmt", dependencies: ["Bounded"], swiftSettings: core),
+    .target(name: "Config", dependencies: ["Bounded", "Feedback", "ANCS"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
     .testTarget(name: "BoundedTests", dependencies: ["Bounded", "AllocCounter"], swiftSettings: core),
@@ -27,10 +28,11 @@ var targets: [Target] = [
     .testTarget(name: "GATTTests", dependencies: ["ATT", "GATT"], swiftSettings: core),
     .testTarget(
         name: "FirmwareTests",
-        dependencies: ["Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Mgmt", "Bounded", "AllocCounter"],
+        dependencies: ["Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Mgmt", "Config", "Feedback", "Bounded", "AllocCounter"],
         swiftSettings: core),
     .testTarget(name: "FeedbackTests", dependencies: ["Feedback", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "MgmtTests", dependencies: ["Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),
+    .testTarget(name: "ConfigTests", dependencies: ["Config", "Feedback", "ANCS"], swiftSettings: core),
 ]
 
 var products: [Product] = []

@@ -1,0 +1,347 @@
+// The board file: which GPIO line each output (LED, motor) and button is on,
+// how it is wired (active-low, pull resistor), and the button timing. The
+// firmware refers to outputs and buttons by their index in `outputs` and
+// `buttons`, in file order. Syntax: docs/config.md.
+
+import Feedback
+
+/// The pull resistor asked of the GPIO driver for an input line.
+public enum Bias: Equatable, Sendable {
+    /// Leave whatever the device tree or boot firmware set.
+    case asIs
+    case disable
+    case pullUp
+    case pullDown
+}
+
+/// Where a line is: by its name (device tree `gpio-line-names`, e.g.
+/// "GPIO17"), or by its offset on a chip.
+public enum LineRef: Equatable, Sendable {
+    case named(String)
+    case offset(Int)
+}
+
+/// What an output drives. The policy's consumer keeps a Silent notification
+/// off every `.motor` output.
+public enum OutputKind: Equatable, Sendable {
+    case led
+    case motor
+}
+
+public struct LineSpec: Equatable, Sendable {
+    /// Our name for it (`led-notify`, `accept`): what the policy refers to.
+    public var name: String
+    public var line: LineRef
+    /// The chip (name `gpiochip0`, label, number or path) when it differs
+    /// from the board's; nil: the board's.
+    public var chip: String?
+    /// The line is active (LED lit, button pressed) at the low level.
+    public var activeLow: Bool
+    /// Buttons only; outputs are `.asIs`.
+    public var bias: Bias
+    /// Outputs only; buttons are `.led`.
+    public var kind: OutputKind
+
+    public init(
+        name: String, line: LineRef, chip: String? = nil, activeLow: Bool = false, bias: Bias = .asIs,
+        kind: OutputKind = .led
+    ) {
+        self.name = name
+        self.line = line
+        self.chip = chip
+        self.activeLow = activeLow
+        self.bias = bias
+        self.kind = kind
+    }
+}
+
+public struct BoardConfig: Equatable, Sendable {
+    /// Each output is one pattern player channel; the firmware keeps one
+    /// line request per output.
+    public static let maxOutputs = 8
+    /// Each button's edge events come through their own descriptor in the
+    /// poll table (8 slots, shared with the link, signals and console).
+    public static let maxButtons = 4
+    public static let debounceRangeMs: ClosedRange<Int64> = 0...200
+    public static let longPressRangeMs: ClosedRange<Int64> = 300...10_000
+    public static let doublePressGapRangeMs: ClosedRange<Int64> = 0...2_000
+    /// Offsets larger than any Raspberry-Pi-class chip has; a larger one is
+    /// a typo.
+    public static let offsetRange: ClosedRange<Int64> = 0...1_023
+
+    public var name: String
+    /// Lines are simulated (`chip sim`): nothing is requested from the kernel.
+    public var simulated: Bool
+    /// The default chip for lines without their own `chip=`; nil: a named line
+    /// is looked for on every chip.
+    public var chip: String?
+    public var outputs: [LineSpec]
+    public var buttons: [LineSpec]
+    public var debounceMs: Int64 = 20
+    public var longPressMs: Int64 = 800
+    public var doublePressGapMs: Int64 = 300
+
+    public init(
+        name: String, simulated: Bool, chip: String? = nil, outputs: [LineSpec], buttons: [LineSpec],
+        debounceMs: Int64 = 20, longPressMs: Int64 = 800, doublePressGapMs: Int64 = 300
+    ) {
+        self.name = name
+        self.simulated = simulated
+        self.chip = chip
+        self.outputs = outputs
+        self.buttons = buttons
+        self.debounceMs = debounceMs
+        self.longPressMs = longPressMs
+        self.doublePressGapMs = doublePressGapMs
+    }
+
+    public func outputIndex(named name: String) -> Int? { outputs.firstIndex { $0.name == name } }
+    public func buttonIndex(named name: String) -> Int? { buttons.firstIndex { $0.name == name } }
+
+    /// The chip `spec` is on: its own, else the board's (nil: any chip).
+    public func chip(of spec: LineSpec) -> String? { spec.chip ?? chip }
+
+    /// The button timing for `ButtonGestures` (no chord: the policy does
+    /// not configure one yet).
+    public var gestures: GestureConfig {
+        var config = GestureConfig()
+        config.debounceMs = debounceMs
+        config.longPressMs = longPressMs
+        config.doublePressGapMs = doublePressGapMs
+        return config
+    }
+
+    public static func parse(_ text: String) throws(ConfigError) -> BoardConfig {
+        var parser = BoardParser()
+        for line in try Lexer.lines(text) { try parser.take(line) }
+        return try parser.finish()
+    }
+}
+
+extension LineRef {
+    /// "GPIO17" or "offset 17", for messages.
+    public var description: String {
+        switch self {
+        case .named(let name): name
+        case .offset(let offset): "offset \(offset)"
+        }
+    }
+}
+
+extension ConfigLine {
+    /// The words after the directive; `name=sim` is read as `name sim`.
+    var arguments: [Word] {
+        var rest = Array(words.dropFirst())
+        if let value = words[0].value { rest.insert(Word(key: value, value: nil), at: 0) }
+        return rest
+    }
+}
+
+private struct BoardParser {
+    var board = BoardConfig(name: "", simulated: false, outputs: [], buttons: [])
+    var nameLine = 0
+    var chipLine = 0
+    var debounceLine = 0
+    var longPressLine = 0
+    var doublePressLine = 0
+    var outputLines: [Int] = []
+    var buttonLines: [Int] = []
+
+    mutating func take(_ line: ConfigLine) throws(ConfigError) {
+        let args = line.arguments
+        switch line.verb {
+        case "name":
+            try once(&nameLine, line)
+            let name = try single(args, line, example: "name my-wearable")
+            try Words.checkName(name, what: "the board", line: line.number)
+            board.name = name
+        case "chip":
+            try once(&chipLine, line)
+            let chip = try single(args, line, example: "chip gpiochip0")
+            if chip == "sim" {
+                board.simulated = true
+            } else {
+                try checkKernelName(chip, what: "chip", line: line.number)
+                board.chip = chip
+            }
+        case "output":
+            guard board.outputs.count < BoardConfig.maxOutputs else {
+                throw ConfigError(line: line.number, .badLine, "a board has at most \(BoardConfig.maxOutputs) outputs")
+            }
+            let spec = try lineSpec(args, isOutput: true, line: line.number)
+            try checkNewName(spec.name, line: line.number)
+            board.outputs.append(spec)
+            outputLines.append(line.number)
+        case "button":
+            guard board.buttons.count < BoardConfig.maxButtons else {
+                throw ConfigError(
+                    line: line.number, .badLine,
+                    "a board has at most \(BoardConfig.maxButtons) buttons (each one takes a slot in the poll table)")
+            }
+            let spec = try lineSpec(args, isOutput: false, line: line.number)
+            try checkNewName(spec.name, line: line.number)
+            board.buttons.append(spec)
+            buttonLines.append(line.number)
+        case "debounce-ms":
+            try once(&debounceLine, line)
+            board.debounceMs = try milliseconds(args, line, range: BoardConfig.debounceRangeMs)
+        case "long-press-ms":
+            try once(&longPressLine, line)
+            board.longPressMs = try milliseconds(args, line, range: BoardConfig.longPressRangeMs)
+        case "double-press-ms":
+            try once(&doublePressLine, line)
+            board.doublePressGapMs = try milliseconds(args, line, range: BoardConfig.doublePressGapRangeMs)
+        default:
+            throw ConfigError(
+                line: line.number, .unknownKey,
+                "unknown setting '\(line.verb)': a board file has name, chip, output, button, debounce-ms, long-press-ms and double-press-ms"
+            )
+        }
+    }
+
+    func finish() throws(ConfigError) -> BoardConfig {
+        guard nameLine > 0 else {
+            throw ConfigError(line: 0, .missing, "the board file has no name: add a line like `name my-wearable`")
+        }
+        guard !board.outputs.isEmpty else {
+            throw ConfigError(line: 0, .missing, "the board has no outputs: add e.g. `output led-notify line=GPIO17`")
+        }
+        guard !board.buttons.isEmpty else {
+            throw ConfigError(line: 0, .missing, "the board has no buttons: add e.g. `button accept line=GPIO22`")
+        }
+        let specs = board.outputs + board.buttons
+        let lines = outputLines + buttonLines
+        for i in specs.indices {
+            if !board.simulated, case .offset(let offset) = specs[i].line, board.chip(of: specs[i]) == nil {
+                throw ConfigError(
+                    line: lines[i], .badLine,
+                    "line=\(offset) is an offset on a chip, but no chip is given: add chip=gpiochip0 (see gpiodetect) or a `chip` line"
+                )
+            }
+            for j in 0..<i where sameLine(specs[i], specs[j]) {
+                throw ConfigError(
+                    line: lines[i], .duplicate,
+                    "line \(specs[i].line.description) is already used by \(role(j)) \(specs[j].name) on line \(lines[j]): each output and button needs its own line"
+                )
+            }
+        }
+        return board
+    }
+
+    private func role(_ index: Int) -> String { index < board.outputs.count ? "output" : "button" }
+
+    /// Two specs name the same line when the line matches and so does the
+    /// chip; a named line with no chip may be on any chip, so it clashes
+    /// with the same name anywhere.
+    private func sameLine(_ a: LineSpec, _ b: LineSpec) -> Bool {
+        guard a.line == b.line else { return false }
+        let chipA = board.chip(of: a)
+        let chipB = board.chip(of: b)
+        if chipA == chipB { return true }
+        if case .named = a.line { return chipA == nil || chipB == nil }
+        return false
+    }
+
+    private func checkNewName(_ name: String, line: Int) throws(ConfigError) {
+        if let i = board.outputIndex(named: name) {
+            throw ConfigError(line: line, .duplicate, "\(name) is already defined as an output on line \(outputLines[i])")
+        }
+        if let i = board.buttonIndex(named: name) {
+            throw ConfigError(line: line, .duplicate, "\(name) is already defined as a button on line \(buttonLines[i])")
+        }
+    }
+
+    private func lineSpec(_ args: [Word], isOutput: Bool, line: Int) throws(ConfigError) -> LineSpec {
+        let role = isOutput ? "output" : "button"
+        guard let first = args.first else {
+            throw ConfigError(
+                line: line, .badLine,
+                isOutput ? "output needs a name: e.g. `output led-notify line=GPIO17`" : "button needs a name: e.g. `button accept line=GPIO22`")
+        }
+        let name = try Words.bare(first, what: "the \(role)'s name", line: line)
+        try Words.checkName(name, what: "the \(role)", line: line)
+        var spec = LineSpec(name: name, line: .named(name), kind: name == "vibration" ? .motor : .led)
+        var seen: [String] = []
+        for word in args.dropFirst() {
+            guard word.value != nil else {
+                throw ConfigError(line: line, .badLine, "unexpected '\(word.key)': \(role) options are written key=value")
+            }
+            if seen.contains(word.key) {
+                throw ConfigError(line: line, .duplicate, "\(word.key)= is given twice")
+            }
+            seen.append(word.key)
+            let value = try Words.value(word, line: line)
+            switch word.key {
+            case "line":
+                if let offset = Words.integer(value) {
+                    guard BoardConfig.offsetRange.contains(offset) else {
+                        throw ConfigError(
+                            line: line, .outOfRange,
+                            "line offset \(offset) is out of range: use \(BoardConfig.offsetRange.lowerBound)...\(BoardConfig.offsetRange.upperBound)"
+                        )
+                    }
+                    spec.line = .offset(Int(offset))
+                } else {
+                    try checkKernelName(value, what: "line name", line: line)
+                    spec.line = .named(value)
+                }
+            case "chip":
+                try checkKernelName(value, what: "chip", line: line)
+                spec.chip = value
+            case "active-low":
+                spec.activeLow = try Words.yesNo(value, what: "active-low", line: line)
+            case "kind" where isOutput:
+                switch value {
+                case "led": spec.kind = .led
+                case "motor": spec.kind = .motor
+                default: throw ConfigError(line: line, .badLine, "kind takes led or motor, not '\(value)'")
+                }
+            case "bias" where !isOutput:
+                switch value {
+                case "as-is": spec.bias = .asIs
+                case "disable": spec.bias = .disable
+                case "pull-up": spec.bias = .pullUp
+                case "pull-down": spec.bias = .pullDown
+                default:
+                    throw ConfigError(
+                        line: line, .badLine, "bias takes pull-up, pull-down, disable or as-is, not '\(value)'")
+                }
+            default:
+                throw ConfigError(
+                    line: line, .unknownKey,
+                    isOutput
+                        ? "unknown output option '\(word.key)': use line=, chip=, active-low= or kind="
+                        : "unknown button option '\(word.key)': use line=, chip=, active-low= or bias=")
+            }
+        }
+        return spec
+    }
+
+    /// Line and chip names go to the kernel: any bytes but at most 31.
+    private func checkKernelName(_ name: String, what: String, line: Int) throws(ConfigError) {
+        guard name.utf8.count <= Words.maxNameBytes else {
+            throw ConfigError(
+                line: line, .badLine,
+                "\(what) '\(name)' is longer than \(Words.maxNameBytes) bytes, so no such line or chip can exist")
+        }
+    }
+
+    private func once(_ seenLine: inout Int, _ line: ConfigLine) throws(ConfigError) {
+        guard seenLine == 0 else {
+            throw ConfigError(line: line.number, .duplicate, "\(line.verb) is already set on line \(seenLine)")
+        }
+        seenLine = line.number
+    }
+
+    private func single(_ args: [Word], _ line: ConfigLine, example: String) throws(ConfigError) -> String {
+        guard args.count == 1, args[0].value == nil, !args[0].key.isEmpty else {
+            throw ConfigError(line: line.number, .badLine, "\(line.verb) takes one value: e.g. `\(example)`")
+        }
+        return args[0].key
+    }
+
+    private func milliseconds(_ args: [Word], _ line: ConfigLine, range: ClosedRange<Int64>) throws(ConfigError) -> Int64 {
+        let text = try single(args, line, example: "\(line.verb) \(range.lowerBound)")
+        return try Words.integer(text, in: range, what: line.verb, unit: " ms", line: line.number)
+    }
+}

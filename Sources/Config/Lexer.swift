@@ -1,0 +1,111 @@
+// Lines to words. A word is text between spaces or tabs; `key=value` splits
+// at the first `=` outside quotes; double quotes keep spaces, `#` and `=`
+// (with `\"` and `\\` inside them); `#` outside quotes starts a comment.
+// Blank and comment-only lines produce no `ConfigLine`, so every line the
+// parsers see has a first word.
+
+/// One word of a line: `key`, or `key=value` (`value` may be empty).
+struct Word: Equatable, Sendable {
+    var key: String
+    var value: String?
+}
+
+struct ConfigLine: Sendable {
+    /// 1-based line number in the file.
+    var number: Int
+    var words: [Word]
+
+    /// The directive: the first word's key.
+    var verb: String { words[0].key }
+}
+
+enum Lexer {
+    static func lines(_ text: String) throws(ConfigError) -> [ConfigLine] {
+        let bytes = Array(text.utf8)
+        var result: [ConfigLine] = []
+        var start = 0
+        var number = 0
+        while start < bytes.count {
+            number += 1
+            var end = start
+            while end < bytes.count && bytes[end] != Byte.newline { end += 1 }
+            let words = try self.words(bytes[start..<end], line: number)
+            if !words.isEmpty { result.append(ConfigLine(number: number, words: words)) }
+            start = end + 1
+        }
+        return result
+    }
+
+    static func words(_ line: ArraySlice<UInt8>, line number: Int) throws(ConfigError) -> [Word] {
+        var words: [Word] = []
+        var key: [UInt8] = []
+        var value: [UInt8] = []
+        var inWord = false
+        var inQuotes = false
+        var hasValue = false
+        var i = line.startIndex
+
+        func finish() throws(ConfigError) {
+            if hasValue && key.isEmpty {
+                throw ConfigError(line: number, .badLine, "'=\(text(value))' has no name before the '='")
+            }
+            words.append(Word(key: text(key), value: hasValue ? text(value) : nil))
+            key.removeAll()
+            value.removeAll()
+            inWord = false
+            hasValue = false
+        }
+
+        while i < line.endIndex {
+            let byte = line[i]
+            if inQuotes {
+                if byte == Byte.quote {
+                    inQuotes = false
+                } else if byte == Byte.backslash, i + 1 < line.endIndex,
+                    line[i + 1] == Byte.quote || line[i + 1] == Byte.backslash
+                {
+                    i += 1
+                    if hasValue { value.append(line[i]) } else { key.append(line[i]) }
+                } else {
+                    if hasValue { value.append(byte) } else { key.append(byte) }
+                }
+            } else if byte == Byte.space || byte == Byte.tab || byte == Byte.carriageReturn {
+                if inWord { try finish() }
+            } else if byte == Byte.hash {
+                break
+            } else if byte == Byte.quote {
+                inWord = true
+                inQuotes = true
+            } else if byte == Byte.equals && !hasValue {
+                inWord = true
+                hasValue = true
+            } else {
+                inWord = true
+                if hasValue { value.append(byte) } else { key.append(byte) }
+            }
+            i += 1
+        }
+        if inQuotes {
+            throw ConfigError(line: number, .badLine, "a double quote is not closed: end the text with \"")
+        }
+        if inWord { try finish() }
+        return words
+    }
+
+    private static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+}
+
+enum Byte {
+    static let tab: UInt8 = 0x09
+    static let newline: UInt8 = 0x0A
+    static let carriageReturn: UInt8 = 0x0D
+    static let space: UInt8 = 0x20
+    static let quote: UInt8 = 0x22
+    static let hash: UInt8 = 0x23
+    static let comma: UInt8 = 0x2C
+    static let minus: UInt8 = 0x2D
+    static let equals: UInt8 = 0x3D
+    static let backslash: UInt8 = 0x5C
+    static let zero: UInt8 = 0x30
+    static let nine: UInt8 = 0x39
+}

@@ -1,0 +1,190 @@
+// The policy: named patterns, what each notification category plays on which
+// output, rules that override it for an app, a title or a category, the
+// unread indicator, what the buttons do, and the feedback for the wearer's
+// own actions. Everything refers to board outputs and policy patterns by
+// index. Syntax: docs/config.md; parser: PolicyParser.swift.
+
+import ANCS
+import Feedback
+
+/// One output playing one pattern: indices into `BoardConfig.outputs` and
+/// `PolicyConfig.patterns`.
+public struct OutputPattern: Equatable, Sendable {
+    public var output: Int
+    public var pattern: Int
+
+    public init(output: Int, pattern: Int) {
+        self.output = output
+        self.pattern = pattern
+    }
+}
+
+public struct NamedPattern: Equatable, Sendable {
+    public var name: String
+    public var pattern: Pattern
+
+    public init(name: String, pattern: Pattern) {
+        self.name = name
+        self.pattern = pattern
+    }
+
+    /// Same name and the same steps, repeats and final level (`Pattern`
+    /// itself does not compare).
+    public static func == (a: NamedPattern, b: NamedPattern) -> Bool {
+        guard a.name == b.name, a.pattern.stepCount == b.pattern.stepCount, a.pattern.repeats == b.pattern.repeats,
+            a.pattern.finalLevel == b.pattern.finalLevel
+        else { return false }
+        for i in 0..<a.pattern.stepCount where a.pattern[step: i] != b.pattern[step: i] { return false }
+        return true
+    }
+}
+
+/// What a notification category plays.
+public struct Alert: Equatable, Sendable {
+    public static let defaultPriority: UInt8 = 1
+
+    public var outputs: [OutputPattern]
+    /// For an Important notification: replaces the pattern on these outputs
+    /// (outputs not listed keep `outputs`' pattern).
+    public var important: [OutputPattern]
+    /// Higher pre-empts lower on the same output (`PatternPlayer`).
+    public var priority: UInt8
+    /// The patterns play until the notification is removed (an incoming
+    /// call rings until answered, declined or missed); otherwise they play
+    /// out by themselves.
+    public var untilRemoved: Bool
+
+    public init(outputs: [OutputPattern], important: [OutputPattern] = [], priority: UInt8 = Alert.defaultPriority, untilRemoved: Bool = false) {
+        self.outputs = outputs
+        self.important = important
+        self.priority = priority
+        self.untilRemoved = untilRemoved
+    }
+
+    /// `outputs` with `important`'s replacements applied (and its extra
+    /// outputs added).
+    public var importantOutputs: [OutputPattern] {
+        var result = outputs
+        for override in important {
+            if let i = result.firstIndex(where: { $0.output == override.output }) {
+                result[i] = override
+            } else {
+                result.append(override)
+            }
+        }
+        return result
+    }
+}
+
+/// Overrides the category's alert for notifications it matches. Rules are
+/// tried in file order; the first match wins. Every criterion given must
+/// match.
+public struct Rule: Equatable, Sendable {
+    /// The app identifier, exactly (`com.apple.MobileSMS`).
+    public var app: String?
+    /// Text the title must contain (case-sensitive, bytes).
+    public var titleContains: String?
+    public var category: CategoryID?
+    /// Empty: the rule silences what it matches.
+    public var outputs: [OutputPattern]
+    /// nil: the category alert's priority.
+    public var priority: UInt8?
+
+    public init(app: String? = nil, titleContains: String? = nil, category: CategoryID? = nil, outputs: [OutputPattern], priority: UInt8? = nil) {
+        self.app = app
+        self.titleContains = titleContains
+        self.category = category
+        self.outputs = outputs
+        self.priority = priority
+    }
+}
+
+public enum ButtonAction: Equatable, Sendable {
+    /// Perform the notification's positive action (accept a call).
+    case positive
+    /// Perform the negative action (decline, clear).
+    case negative
+    case none
+}
+
+/// An output held on while any notification of `categories` is present.
+public struct UnreadIndicator: Equatable, Sendable {
+    public var output: Int
+    /// Bit `CategoryID.rawValue` set: that category counts.
+    public var categories: UInt16
+
+    public init(output: Int, categories: UInt16) {
+        self.output = output
+        self.categories = categories
+    }
+
+    public func counts(_ category: CategoryID) -> Bool { categories & (1 << UInt16(category.effective.rawValue)) != 0 }
+}
+
+public struct PolicyConfig: Equatable, Sendable {
+    public static let maxPatterns = 64
+    public static let maxRules = 32
+
+    public var patterns: [NamedPattern]
+    /// `CategoryID.knownCount` entries by raw value; nil: use Other's.
+    /// Other's (entry 0) is never nil: without an `alert Other` line it is
+    /// an alert that plays nothing.
+    public var alerts: [Alert?]
+    public var rules: [Rule]
+    public var unread: UnreadIndicator?
+    /// Per board button.
+    public var shortPress: [ButtonAction]
+    public var longPress: [ButtonAction]
+    public var actionFailed: [OutputPattern]
+    public var nothingToDo: [OutputPattern]
+    public var pairing: [OutputPattern]
+    /// A Modified notification plays its alert again.
+    public var realertOnModified: Bool
+
+    public init(
+        patterns: [NamedPattern], alerts: [Alert?], rules: [Rule], unread: UnreadIndicator?, shortPress: [ButtonAction],
+        longPress: [ButtonAction], actionFailed: [OutputPattern], nothingToDo: [OutputPattern],
+        pairing: [OutputPattern], realertOnModified: Bool
+    ) {
+        precondition(alerts.count == CategoryID.knownCount, "one alert entry per known category")
+        self.patterns = patterns
+        self.alerts = alerts
+        self.rules = rules
+        self.unread = unread
+        self.shortPress = shortPress
+        self.longPress = longPress
+        self.actionFailed = actionFailed
+        self.nothingToDo = nothingToDo
+        self.pairing = pairing
+        self.realertOnModified = realertOnModified
+    }
+
+    /// The alert for `category`: its own, else Other's. Reserved categories
+    /// get Other's.
+    public func alert(for category: CategoryID) -> Alert {
+        alerts[Int(category.effective.rawValue)] ?? alerts[0] ?? Alert(outputs: [])
+    }
+
+    public func patternIndex(named name: String) -> Int? { patterns.firstIndex { $0.name == name } }
+
+    /// The attributes the rules need fetched for each notification:
+    /// AppIdentifier if a rule matches on app, Title if one matches on title.
+    public var attributesNeeded: NotificationAttributeSet {
+        var set: NotificationAttributeSet = []
+        for rule in rules {
+            if rule.app != nil { set.insert(.appIdentifier) }
+            if rule.titleContains != nil { set.insert(.title) }
+        }
+        return set
+    }
+
+    public static func parse(_ text: String, board: BoardConfig) throws(ConfigError) -> PolicyConfig {
+        var parser = PolicyParser(board: board)
+        let lines = try Lexer.lines(text)
+        // Patterns first, so the other lines may use a pattern defined
+        // further down.
+        for line in lines where line.verb == "pattern" { try parser.takePattern(line) }
+        for line in lines where line.verb != "pattern" { try parser.take(line) }
+        return try parser.finish()
+    }
+}

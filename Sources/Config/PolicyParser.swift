@@ -1,0 +1,426 @@
+// The policy file parser. Lines are taken one at a time (patterns first, so
+// any line may use a pattern defined further down); checks that need the
+// whole file (a pattern that never ends where nothing would stop it) run in
+// `finish` and still point at the line to change.
+
+import ANCS
+import Feedback
+
+struct PolicyParser {
+    let board: BoardConfig
+    var patterns: [NamedPattern] = []
+    var patternLines: [Int] = []
+    var alerts = [Alert?](repeating: nil, count: CategoryID.knownCount)
+    var alertLines = [Int](repeating: 0, count: CategoryID.knownCount)
+    var importantLines = [Int](repeating: 0, count: CategoryID.knownCount)
+    var rules: [Rule] = []
+    var ruleLines: [Int] = []
+    var unread: UnreadIndicator? = nil
+    var unreadLine = 0
+    var shortPress: [ButtonAction]
+    var longPress: [ButtonAction]
+    var buttonLines: [Int]
+    var actionFailed: [OutputPattern] = []
+    var nothingToDo: [OutputPattern] = []
+    var pairing: [OutputPattern] = []
+    /// action-failed, nothing-to-do, pairing.
+    var feedbackLines = [0, 0, 0]
+    var realertOnModified = false
+    var realertLine = 0
+
+    init(board: BoardConfig) {
+        self.board = board
+        let count = board.buttons.count
+        shortPress = [ButtonAction](repeating: .none, count: count)
+        longPress = [ButtonAction](repeating: .none, count: count)
+        buttonLines = [Int](repeating: 0, count: count)
+        // Defaults a wearer expects without writing `button` lines.
+        if count == 1 {
+            shortPress[0] = .positive
+            longPress[0] = .negative
+        } else {
+            if let accept = board.buttonIndex(named: "accept") { shortPress[accept] = .positive }
+            if let reject = board.buttonIndex(named: "reject") { shortPress[reject] = .negative }
+        }
+    }
+
+    // MARK: Patterns
+
+    mutating func takePattern(_ line: ConfigLine) throws(ConfigError) {
+        let number = line.number
+        // `on=200` reads as `on 200`: the tokens are the words' keys and values.
+        var tokens: [String] = []
+        for word in line.arguments {
+            tokens.append(word.key)
+            if let value = word.value { tokens.append(value) }
+        }
+        guard let name = tokens.first else {
+            throw ConfigError(line: number, .badLine, "pattern needs a name and steps: e.g. `pattern blink on 200 off 800`")
+        }
+        try Words.checkName(name, what: "the pattern", line: number)
+        if let i = patterns.firstIndex(where: { $0.name == name }) {
+            throw ConfigError(line: number, .duplicate, "pattern \(name) is already defined on line \(patternLines[i])")
+        }
+        guard patterns.count < PolicyConfig.maxPatterns else {
+            throw ConfigError(line: number, .badLine, "a policy has at most \(PolicyConfig.maxPatterns) patterns")
+        }
+        var steps: [PatternStep] = []
+        var repeats: PatternRepeat? = nil
+        var finalLevel: OutputLevel? = nil
+        var i = 1
+        func next(after keyword: String, expecting: String) throws(ConfigError) -> String {
+            guard i + 1 < tokens.count else {
+                throw ConfigError(line: number, .badLine, "'\(keyword)' must be followed by \(expecting)")
+            }
+            i += 1
+            return tokens[i]
+        }
+        while i < tokens.count {
+            let token = tokens[i]
+            switch token {
+            case "on", "off":
+                let text = try next(after: token, expecting: "a duration in ms")
+                let ms = try Words.integer(text, in: Pattern.durationRangeMs, what: token, unit: " ms", line: number)
+                guard steps.count < Pattern.maxSteps else {
+                    throw ConfigError(line: number, .badLine, "pattern \(name) has more than \(Pattern.maxSteps) steps")
+                }
+                steps.append(PatternStep(token == "on" ? .on : .off, durationMs: ms))
+            case "repeat":
+                guard repeats == nil else { throw ConfigError(line: number, .duplicate, "repeat is given twice") }
+                let text = try next(after: token, expecting: "a count or `forever`")
+                if text == "forever" {
+                    repeats = .untilStopped
+                } else {
+                    let range = Int64(Pattern.repeatCountRange.lowerBound)...Int64(Pattern.repeatCountRange.upperBound)
+                    repeats = .times(Int(try Words.integer(text, in: range, what: "repeat", line: number)))
+                }
+            case "then":
+                guard finalLevel == nil else { throw ConfigError(line: number, .duplicate, "then is given twice") }
+                switch try next(after: token, expecting: "on or off") {
+                case "on": finalLevel = .on
+                case "off": finalLevel = .off
+                case let other: throw ConfigError(line: number, .badLine, "then takes on or off, not '\(other)'")
+                }
+            default:
+                throw ConfigError(
+                    line: number, .badLine,
+                    "unexpected '\(token)' in pattern \(name): write steps like `on 200 off 800`, then optionally `repeat 3` or `repeat forever`, and `then on`"
+                )
+            }
+            i += 1
+        }
+        do {
+            let pattern = try Pattern(steps, repeats: repeats ?? .times(1), finalLevel: finalLevel)
+            patterns.append(NamedPattern(name: name, pattern: pattern))
+            patternLines.append(number)
+        } catch {
+            throw ConfigError(line: number, .badLine, Self.message(error, pattern: name))
+        }
+    }
+
+    private static func message(_ error: PatternError, pattern name: String) -> String {
+        switch error {
+        case .empty: "pattern \(name) has no steps: e.g. `pattern \(name) on 200 off 800`"
+        case .tooManySteps(let count): "pattern \(name) has \(count) steps: at most \(Pattern.maxSteps)"
+        case .durationOutOfRange(let index, let ms): "step \(index + 1) of pattern \(name) lasts \(ms) ms: use 1...60000"
+        case .repeatCountOutOfRange(let count): "pattern \(name) repeats \(count) times: use 1...10000 or forever"
+        case .finalLevelWithoutEnd: "pattern \(name) repeats forever, so it never reaches its `then` level: give a repeat count or drop `then`"
+        }
+    }
+
+    // MARK: Other lines
+
+    mutating func take(_ line: ConfigLine) throws(ConfigError) {
+        switch line.verb {
+        case "alert": try takeAlert(line)
+        case "rule": try takeRule(line)
+        case "unread": try takeUnread(line)
+        case "button": try takeButton(line)
+        case "feedback": try takeFeedback(line)
+        case "realert-on-modified":
+            guard realertLine == 0 else {
+                throw ConfigError(line: line.number, .duplicate, "realert-on-modified is already set on line \(realertLine)")
+            }
+            let args = line.arguments
+            guard args.count == 1, args[0].value == nil else {
+                throw ConfigError(line: line.number, .badLine, "realert-on-modified takes yes or no")
+            }
+            realertOnModified = try Words.yesNo(args[0].key, what: "realert-on-modified", line: line.number)
+            realertLine = line.number
+        default:
+            throw ConfigError(
+                line: line.number, .unknownKey,
+                "unknown setting '\(line.verb)': a policy file has pattern, alert, rule, unread, button, feedback and realert-on-modified"
+            )
+        }
+    }
+
+    private mutating func takeAlert(_ line: ConfigLine) throws(ConfigError) {
+        let number = line.number
+        let args = line.arguments
+        guard let first = args.first else {
+            throw ConfigError(line: number, .badLine, "alert needs a category: e.g. `alert Social led-notify=blink`")
+        }
+        let category = try Self.category(try Words.bare(first, what: "the category", line: number), line: number)
+        let c = Int(category.rawValue)
+        let isImportant = args.dropFirst().contains { $0.key == "important" && $0.value == nil }
+        var outputs: [OutputPattern] = []
+        var priority: UInt8? = nil
+        var until: Bool? = nil
+        for word in args.dropFirst() {
+            switch word.key {
+            case "important" where word.value == nil:
+                continue
+            case "priority", "until":
+                guard !isImportant else {
+                    throw ConfigError(
+                        line: number, .badLine,
+                        "\(word.key)= goes on the `alert \(first.key)` line; the important line lists only output=pattern")
+                }
+                let value = try Words.value(word, line: number)
+                if word.key == "priority" {
+                    guard priority == nil else { throw ConfigError(line: number, .duplicate, "priority= is given twice") }
+                    priority = UInt8(try Words.integer(value, in: 0...255, what: "priority", line: number))
+                } else {
+                    guard until == nil else { throw ConfigError(line: number, .duplicate, "until= is given twice") }
+                    switch value {
+                    case "removed": until = true
+                    case "end": until = false
+                    default: throw ConfigError(line: number, .badLine, "until takes removed or end, not '\(value)'")
+                    }
+                }
+            default:
+                try append(outputPattern(word, keys: "important, priority=, until=", line: number), to: &outputs, line: number)
+            }
+        }
+        var alert = alerts[c] ?? Alert(outputs: [])
+        if isImportant {
+            guard importantLines[c] == 0 else {
+                throw ConfigError(line: number, .duplicate, "alert \(first.key) important is already set on line \(importantLines[c])")
+            }
+            guard !outputs.isEmpty else {
+                throw ConfigError(line: number, .badLine, "alert \(first.key) important needs output=pattern: e.g. vibration=ring-strong")
+            }
+            alert.important = outputs
+            importantLines[c] = number
+        } else {
+            guard alertLines[c] == 0 else {
+                throw ConfigError(line: number, .duplicate, "alert \(first.key) is already set on line \(alertLines[c])")
+            }
+            alert.outputs = outputs
+            alert.priority = priority ?? Alert.defaultPriority
+            alert.untilRemoved = until ?? false
+            alertLines[c] = number
+        }
+        alerts[c] = alert
+    }
+
+    private mutating func takeRule(_ line: ConfigLine) throws(ConfigError) {
+        let number = line.number
+        guard rules.count < PolicyConfig.maxRules else {
+            throw ConfigError(line: number, .badLine, "a policy has at most \(PolicyConfig.maxRules) rules")
+        }
+        var rule = Rule(outputs: [])
+        var seen: [String] = []
+        for word in line.arguments {
+            switch word.key {
+            case "app", "title", "category", "priority":
+                guard !seen.contains(word.key) else {
+                    throw ConfigError(line: number, .duplicate, "\(word.key)= is given twice")
+                }
+                seen.append(word.key)
+                let value = try Words.value(word, line: number)
+                switch word.key {
+                case "app": rule.app = value
+                case "title": rule.titleContains = value
+                case "category": rule.category = try Self.category(value, line: number)
+                default: rule.priority = UInt8(try Words.integer(value, in: 0...255, what: "priority", line: number))
+                }
+            default:
+                try append(outputPattern(word, keys: "app=, title=, category=, priority=", line: number), to: &rule.outputs, line: number)
+            }
+        }
+        guard rule.app != nil || rule.titleContains != nil || rule.category != nil else {
+            throw ConfigError(
+                line: number, .badLine, "a rule needs app=, title= or category= to say what it matches")
+        }
+        if let i = rules.firstIndex(where: {
+            $0.app == rule.app && $0.titleContains == rule.titleContains && $0.category == rule.category
+        }) {
+            throw ConfigError(
+                line: number, .duplicate,
+                "this rule matches the same notifications as the rule on line \(ruleLines[i]), which comes first and wins: merge them")
+        }
+        rules.append(rule)
+        ruleLines.append(number)
+    }
+
+    private mutating func takeUnread(_ line: ConfigLine) throws(ConfigError) {
+        let number = line.number
+        guard unreadLine == 0 else {
+            throw ConfigError(line: number, .duplicate, "unread is already set on line \(unreadLine)")
+        }
+        let args = line.arguments
+        guard let first = args.first else {
+            throw ConfigError(line: number, .badLine, "unread needs an output: e.g. `unread led-notify categories=Social,Email`")
+        }
+        let name = try Words.bare(first, what: "the unread output", line: number)
+        guard let output = board.outputIndex(named: name) else {
+            throw ConfigError(line: number, .badLine, "\(name) is not an output of board \(board.name) (outputs: \(outputNames))")
+        }
+        var categories: UInt16? = nil
+        for word in args.dropFirst() {
+            guard word.key == "categories" else {
+                throw ConfigError(line: number, .unknownKey, "unknown unread option '\(word.key)': use categories=")
+            }
+            guard categories == nil else { throw ConfigError(line: number, .duplicate, "categories= is given twice") }
+            var bits: UInt16 = 0
+            for name in try Words.value(word, line: number).split(separator: ",", omittingEmptySubsequences: false) {
+                bits |= 1 << UInt16(try Self.category(String(name), line: number).rawValue)
+            }
+            categories = bits
+        }
+        guard let categories else {
+            throw ConfigError(line: number, .badLine, "unread needs categories=: e.g. categories=Social,Email,MissedCall")
+        }
+        unread = UnreadIndicator(output: output, categories: categories)
+        unreadLine = number
+    }
+
+    private mutating func takeButton(_ line: ConfigLine) throws(ConfigError) {
+        let number = line.number
+        let args = line.arguments
+        guard let first = args.first else {
+            throw ConfigError(line: number, .badLine, "button needs a name: e.g. `button accept short=positive long=none`")
+        }
+        let name = try Words.bare(first, what: "the button's name", line: number)
+        guard let button = board.buttonIndex(named: name) else {
+            throw ConfigError(
+                line: number, .badLine,
+                "\(name) is not a button of board \(board.name) (buttons: \(Words.list(board.buttons.map { $0.name })))")
+        }
+        guard buttonLines[button] == 0 else {
+            throw ConfigError(line: number, .duplicate, "button \(name) is already set on line \(buttonLines[button])")
+        }
+        guard args.count > 1 else {
+            throw ConfigError(line: number, .badLine, "button \(name) needs short= and/or long=")
+        }
+        var seen: [String] = []
+        for word in args.dropFirst() {
+            guard word.key == "short" || word.key == "long" else {
+                throw ConfigError(line: number, .unknownKey, "unknown button option '\(word.key)': use short= or long=")
+            }
+            guard !seen.contains(word.key) else { throw ConfigError(line: number, .duplicate, "\(word.key)= is given twice") }
+            seen.append(word.key)
+            let action: ButtonAction
+            switch try Words.value(word, line: number) {
+            case "positive": action = .positive
+            case "negative": action = .negative
+            case "none": action = .none
+            case let other:
+                throw ConfigError(line: number, .badLine, "\(word.key) takes positive, negative or none, not '\(other)'")
+            }
+            if word.key == "short" { shortPress[button] = action } else { longPress[button] = action }
+        }
+        buttonLines[button] = number
+    }
+
+    private mutating func takeFeedback(_ line: ConfigLine) throws(ConfigError) {
+        let number = line.number
+        let args = line.arguments
+        let events = ["action-failed", "nothing-to-do", "pairing"]
+        guard let first = args.first, first.value == nil, let event = events.firstIndex(of: first.key) else {
+            throw ConfigError(
+                line: number, .unknownKey,
+                "feedback is for action-failed, nothing-to-do or pairing: e.g. `feedback action-failed vibration=failure`")
+        }
+        guard feedbackLines[event] == 0 else {
+            throw ConfigError(line: number, .duplicate, "feedback \(first.key) is already set on line \(feedbackLines[event])")
+        }
+        var outputs: [OutputPattern] = []
+        for word in args.dropFirst() {
+            try append(outputPattern(word, keys: "no other keys", line: number), to: &outputs, line: number)
+        }
+        switch event {
+        case 0: actionFailed = outputs
+        case 1: nothingToDo = outputs
+        default: pairing = outputs
+        }
+        feedbackLines[event] = number
+    }
+
+    // MARK: Whole-file checks
+
+    func finish() throws(ConfigError) -> PolicyConfig {
+        var alerts = alerts
+        if alerts[0] == nil { alerts[0] = Alert(outputs: []) }
+        let resolved = alerts
+        func alert(for category: CategoryID) -> Alert { resolved[Int(category.rawValue)] ?? resolved[0]! }
+
+        for c in 0..<CategoryID.knownCount {
+            guard let alert = alerts[c], !alert.untilRemoved else { continue }
+            let name = Words.string(CategoryID(rawValue: UInt8(c)).name)
+            let remedy = "add until=removed to `alert \(name)` or give it a repeat count"
+            try checkEnds(alert.outputs, line: alertLines[c], what: "this alert would never stop", remedy: remedy)
+            try checkEnds(alert.important, line: importantLines[c], what: "this alert would never stop", remedy: remedy)
+        }
+        for (i, rule) in rules.enumerated() {
+            if let category = rule.category, alert(for: category).untilRemoved { continue }
+            try checkEnds(
+                rule.outputs, line: ruleLines[i], what: "nothing would stop it",
+                remedy: "give it a repeat count, or add category= naming a category whose alert has until=removed")
+        }
+        try checkEnds(actionFailed, line: feedbackLines[0], what: "the feedback would never stop", remedy: "give it a repeat count")
+        try checkEnds(nothingToDo, line: feedbackLines[1], what: "the feedback would never stop", remedy: "give it a repeat count")
+        return PolicyConfig(
+            patterns: patterns, alerts: alerts, rules: rules, unread: unread, shortPress: shortPress,
+            longPress: longPress, actionFailed: actionFailed, nothingToDo: nothingToDo, pairing: pairing,
+            realertOnModified: realertOnModified)
+    }
+
+    private func checkEnds(_ outputs: [OutputPattern], line: Int, what: String, remedy: String) throws(ConfigError) {
+        for output in outputs where patterns[output.pattern].pattern.repeats == .untilStopped {
+            let name = patterns[output.pattern].name
+            throw ConfigError(line: line, .badLine, "pattern \(name) repeats forever, so \(what): \(remedy)")
+        }
+    }
+
+    // MARK: Helpers
+
+    private var outputNames: String { Words.list(board.outputs.map { $0.name }) }
+
+    /// `output=pattern`; `keys` names the line's other keys for the message
+    /// when the word is neither.
+    private func outputPattern(_ word: Word, keys: String, line: Int) throws(ConfigError) -> OutputPattern {
+        guard let output = board.outputIndex(named: word.key) else {
+            throw ConfigError(
+                line: line, .badLine,
+                "'\(word.key)' is neither an output of board \(board.name) (outputs: \(outputNames)) nor a key here (\(keys))")
+        }
+        guard let name = word.value, !name.isEmpty else {
+            throw ConfigError(line: line, .badLine, "\(word.key) needs a pattern: write \(word.key)=<pattern>")
+        }
+        guard let pattern = patterns.firstIndex(where: { $0.name == name }) else {
+            throw ConfigError(
+                line: line, .unknownPattern,
+                "no pattern named '\(name)': define it with a line like `pattern \(name) on 200 off 800` (patterns: \(Words.list(patterns.map { $0.name })))"
+            )
+        }
+        return OutputPattern(output: output, pattern: pattern)
+    }
+
+    private func append(_ pair: OutputPattern, to list: inout [OutputPattern], line: Int) throws(ConfigError) {
+        guard !list.contains(where: { $0.output == pair.output }) else {
+            throw ConfigError(line: line, .duplicate, "output \(board.outputs[pair.output].name) is given twice on this line")
+        }
+        list.append(pair)
+    }
+
+    static func category(_ name: String, line: Int) throws(ConfigError) -> CategoryID {
+        let bytes = Array(name.utf8)
+        if let category = CategoryID(name: bytes.span) { return category }
+        var names: [String] = []
+        for raw in 0..<UInt8(CategoryID.knownCount) { names.append(Words.string(CategoryID(rawValue: raw).name)) }
+        throw ConfigError(line: line, .badCategory, "unknown category '\(name)': use one of \(Words.list(names))")
+    }
+}

@@ -1,0 +1,64 @@
+import Config
+import Glibc
+
+/// The repository root, from this file's path (Tests/ConfigTests/Support.swift).
+let repositoryRoot: String = {
+    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(3)
+    return parts.joined(separator: "/")
+}()
+
+/// A shipped file's text (path relative to the repository root).
+func shipped(_ path: String) -> String {
+    let full = repositoryRoot + "/" + path
+    guard let file = fopen(full, "r") else { preconditionFailure("cannot open \(full)") }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = fread(&chunk, 1, chunk.count, file)
+        if n <= 0 { break }
+        bytes += chunk[0..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+let shippedBoards = ["board/sim/board.conf", "board/vm/board.conf", "board/pi-zero-2w/board.conf", "board/pi4/board.conf", "board/pi5/board.conf"]
+
+func board(_ text: String) throws(ConfigError) -> BoardConfig { try BoardConfig.parse(text) }
+
+func boardError(_ text: String) -> ConfigError? {
+    do {
+        _ = try BoardConfig.parse(text)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// The simulated product board, for policy tests.
+let simBoard: BoardConfig = {
+    do {
+        return try BoardConfig.parse(
+            """
+            name sim
+            chip sim
+            output led-notify
+            output led-call
+            output vibration
+            button accept
+            button reject
+            """)
+    } catch {
+        preconditionFailure("test board: \(error)")
+    }
+}()
+
+func policyError(_ text: String, board: BoardConfig = simBoard) -> ConfigError? {
+    do {
+        _ = try PolicyConfig.parse(text, board: board)
+        return nil
+    } catch {
+        return error
+    }
+}
