@@ -91,7 +91,7 @@ public struct Controller: ~Copyable {
 
     // MARK: State
 
-    public var isPairingMode: Bool { bonds.isEmpty || manualPairingUntil != nil }
+    public var isPairingMode: Bool { config.enabled && (bonds.isEmpty || manualPairingUntil != nil) }
     public var isAwaitingConsent: Bool { consentFor != nil }
     public var isAdvertising: Bool { setup.status == .ready }
 

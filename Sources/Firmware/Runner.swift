@@ -22,6 +22,9 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
     public private(set) var stopReason: Name? = nil
     private var pdu: ByteBuffer
     private var out: ByteBuffer
+    private var mgmt: ByteBuffer
+    private var bondFile: ByteBuffer
+    private var readyNotified = false
 
     public init(platform: consuming P, sink: consuming S, core: consuming WearableCore) {
         self.platform = platform
@@ -29,12 +32,29 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
         self.core = core
         pdu = ByteBuffer(capacity: 517)
         out = ByteBuffer(capacity: 517)
+        mgmt = ByteBuffer(capacity: 1024)
+        bondFile = ByteBuffer(capacity: 4096)
+    }
+
+    /// Starts what runs without inputs (the controller's set-up).
+    public mutating func start() {
+        let now = platform.now()
+        core.start(now: now)
+        settle(now: now)
     }
 
     /// Runs until a stop input (SIGINT, SIGTERM); returns its reason.
     public mutating func run() -> Name {
+        start()
         while stopReason == nil { step() }
         return stopReason!
+    }
+
+    /// Every output off, reported: the last thing before the process ends.
+    public mutating func shutdown() {
+        let now = platform.now()
+        core.allOff(now: now)
+        settle(now: now)
     }
 
     /// One wait and everything that was ready. `waitingAtMostMs` caps the
@@ -53,6 +73,12 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
             case .securityChanged(let encrypted): core.securityChanged(encrypted: encrypted, now: now)
             case .disconnected(let reason): core.linkDown(reason: reason, now: now)
             }
+            settle(now: now)
+        }
+        taken = 0
+        while taken < Self.maxInputsPerStep, platform.nextControllerInput(into: &mgmt) {
+            taken += 1
+            core.controllerPacket(mgmt, now: now)
             settle(now: now)
         }
         taken = 0
@@ -79,12 +105,21 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
             var any = false
             while let event = core.nextEvent() {
                 any = true
+                if case .controller(.advertising) = event, !readyNotified {
+                    readyNotified = true
+                    platform.notifyReady()
+                }
                 sink.record(event, core: core, now: now)
             }
             core.flush(now: now)
             if !any { break }
         }
         while core.popOutgoing(into: &out) { platform.send(out) }
+        while core.popControllerCommand(into: &mgmt) { platform.sendController(mgmt) }
+        if core.bondsNeedSaving {
+            if core.serializeBonds(into: &bondFile) { platform.saveBonds(bondFile) }
+            core.bondsSaved()
+        }
         while let action = core.nextAction() {
             switch action {
             case .raiseSecurity(let attempt):

@@ -1,102 +1,549 @@
-// The wearable as one sans-IO value: the phone link and, around it, what the
-// wearer sees and presses. Inputs come from the runner; outputs wait in
-// bounded queues until the runner settles them.
+// The wearable as one sans-IO value: the phone link, and around it what the
+// wearer sees, feels and presses (policy, patterns, buttons). Inputs come
+// from the runner; outputs wait in bounded queues until the runner settles.
+//
+// Alert policy (configured by board/policy.conf, see docs/config.md):
+// - Added, not PreExisting: the category's alert plays on its outputs, owned
+//   by the notification's UID. Important swaps in the stronger patterns;
+//   Silent removes every motor output. An incoming call's alert repeats
+//   until the call is Removed (answered, declined or ended on the phone).
+// - PreExisting (the replay at session start) never flashes or buzzes: it
+//   only updates the unread indicator.
+// - Modified re-alerts only when the policy says so; Removed stops the UID's
+//   patterns everywhere.
+// - Rules that need attributes (app identifier, title) fetch exactly those,
+//   lazily, when a notification that could alert arrives. Its alert waits
+//   for them (up to `ruleWaitMs`, default 1.5 s; the phone usually answers
+//   in tens of ms) so that a rule that silences an app never lets it buzz
+//   first. The first matching rule replaces the category's alert; with no
+//   match, or no answer in time, the category's alert plays.
+// - Unread indicator: an output held on while the CategoryCount of any chosen
+//   category is above zero.
+// Pairing (Controller): while a pairing request waits for consent, the
+// accept button grants it and reject refuses it (one-button boards: short =
+// grant, long = refuse); a long press of both buttons opens pairing mode; the
+// pairing pattern plays while pairing mode is on.
+// Buttons: a gesture maps to an action (positive/negative) on the target:
+// the incoming call if one is present, else the most recent notification
+// offering that action. No target, or the target does not offer it: no
+// command, a short "nothing to do" buzz. 0xA2 and 0xA3 play the failure
+// pattern; Perform Notification Action has no Data Source answer, so
+// nothing waits for one.
 
 import ANCS
 import Bounded
+import Config
+import Feedback
+import Mgmt
 import Platform
 
 /// Everything observable that happened, for the events stream and the log.
 public enum FirmwareEvent: Equatable, Sendable {
     case link(LinkEvent)
+    case controller(ControllerEvent)
     case line(index: Int, on: Bool)
+    case button(index: Int, gesture: Name)
+    case action(uid: UInt32, action: ActionID, result: Name)
     case rejected(what: Name, reason: Name)
     case stopping(reason: Name)
 }
 
 public struct WearableConfig: Sendable {
     public var link = PhoneLinkConfig()
+    public var controller = ControllerConfig()
+    public var board: BoardConfig
+    public var policy: PolicyConfig
     public var eventCapacity = 64
+    /// How long an alert waits for the attributes its rules need.
+    public var ruleWaitMs: Int64 = 1_500
+    public var pendingAlertCapacity = 8
 
+    public init(board: BoardConfig, policy: PolicyConfig) {
+        self.board = board
+        self.policy = policy
+    }
+}
+
+public struct WearableCounters: Equatable, Sendable {
+    public var eventsDropped: UInt64 = 0
+    public var patternsRefused: UInt64 = 0
+    public var nothingToDo: UInt64 = 0
+    /// Alerts played without waiting because the pending table was full.
+    public var pendingAlertsOverflowed: UInt64 = 0
+    /// Alerts played with the category default because attributes came late.
+    public var ruleWaitsExpired: UInt64 = 0
     public init() {}
 }
 
 public struct WearableCore: ~Copyable {
-    public private(set) var phone: PhoneLink
-    private var events: RingBuffer<FirmwareEvent>
-    public private(set) var eventsDropped: UInt64 = 0
-
-    public init(config: WearableConfig) {
-        phone = PhoneLink(config: config.link)
-        events = RingBuffer(capacity: config.eventCapacity, policy: .refuseNewest)
+    /// Pattern owners that are not notification UIDs.
+    enum Owner {
+        static let unread: UInt32 = 0xFFFF_FFF0
+        static let feedback: UInt32 = 0xFFFF_FFF1
+        static let pairing: UInt32 = 0xFFFF_FFF2
     }
 
-    // MARK: Inputs
+    enum Priority {
+        static let unread: UInt8 = 1
+        static let pairing: UInt8 = 30
+        static let feedback: UInt8 = 40
+    }
+
+    struct PendingAlert {
+        var uid: UInt32
+        var until: Instant
+    }
+
+    public let board: BoardConfig
+    public let policy: PolicyConfig
+    public let ruleWaitMs: Int64
+    public private(set) var phone: PhoneLink
+    public private(set) var controller: Controller
+    private var pending: FixedArray<PendingAlert>
+    public private(set) var counters = WearableCounters()
+    private var player: PatternPlayer
+    private var gestures: ButtonGestures
+    private var changes: RingBuffer<OutputChange>
+    private var gestureEvents: RingBuffer<GestureEvent>
+    private var events: RingBuffer<FirmwareEvent>
+    private var levels: FixedArray<Bool>
+    private var lineChanges: RingBuffer<OutputChange>
+    private var categoryCounts: InlineArray<12, UInt8>
+    private var unreadShown = false
+    private let motorMask: UInt64
+    private let steadyOn: Pattern
+
+    public init(config: WearableConfig, bonds: consuming BondStore = BondStore()) {
+        board = config.board
+        policy = config.policy
+        ruleWaitMs = config.ruleWaitMs
+        phone = PhoneLink(config: config.link)
+        controller = Controller(config: config.controller, bonds: bonds)
+        pending = FixedArray(capacity: config.pendingAlertCapacity)
+        let outputs = max(1, config.board.outputs.count)
+        player = PatternPlayer(outputCount: outputs, patternsPerOutput: 4)
+        var gestureConfig = GestureConfig()
+        gestureConfig.debounceMs = config.board.debounceMs
+        gestureConfig.longPressMs = config.board.longPressMs
+        gestureConfig.doublePressGapMs = config.board.doublePressGapMs
+        if let a = config.board.buttonIndex(named: "accept"), let r = config.board.buttonIndex(named: "reject") {
+            gestureConfig.chord = ButtonChord(a, r)
+        }
+        gestures = ButtonGestures(buttonCount: max(1, config.board.buttons.count), config: gestureConfig)
+        // No double-press actions are configured, so a short press is
+        // reported at release instead of after the double-press gap.
+        for b in 0..<config.board.buttons.count { gestures.setDoublePress(enabled: false, button: b) }
+        changes = RingBuffer(capacity: 2 * outputs, policy: .refuseNewest)
+        lineChanges = RingBuffer(capacity: 4 * outputs, policy: .dropOldest)
+        gestureEvents = RingBuffer(capacity: 8, policy: .refuseNewest)
+        events = RingBuffer(capacity: config.eventCapacity, policy: .refuseNewest)
+        levels = FixedArray(capacity: outputs)
+        for _ in 0..<outputs { levels.append(false) }
+        categoryCounts = InlineArray(repeating: 0)
+        var mask: UInt64 = 0
+        for (i, spec) in config.board.outputs.enumerated() where spec.kind == .motor { mask |= 1 << UInt64(i) }
+        motorMask = mask
+        steadyOn = try! Pattern([.on(60_000)], repeats: .untilStopped)
+    }
+
+    // MARK: Link inputs
 
     public mutating func linkUp(now: Instant) {
         phone.linkUp(now: now)
-        absorbLinkEvents(now: now)
+        absorb(now: now)
     }
 
     public mutating func linkDown(reason: Name, now: Instant) {
         phone.linkDown(reason: reason)
-        absorbLinkEvents(now: now)
+        absorb(now: now)
     }
 
-    /// One PDU from the link, in a buffer the caller owns.
     public mutating func receive(_ pdu: borrowing ByteBuffer, now: Instant) {
         receive(pdu.span, now: now)
     }
 
     public mutating func receive(_ pdu: Span<UInt8>, now: Instant) {
         phone.receive(pdu, now: now)
-        absorbLinkEvents(now: now)
+        absorb(now: now)
     }
 
     public mutating func securityChanged(encrypted: Bool, now: Instant) {
         phone.securityChanged(encrypted: encrypted, now: now)
-        absorbLinkEvents(now: now)
+        absorb(now: now)
     }
+
+    // MARK: Controller inputs
+
+    /// Starts the controller's set-up (no-op without a controller).
+    public mutating func start(now: Instant) {
+        controller.start(now: now)
+        absorbController(now: now)
+    }
+
+    /// One management event from the kernel.
+    public mutating func controllerPacket(_ packet: borrowing ByteBuffer, now: Instant) {
+        controller.receive(packet.span, now: now)
+        absorbController(now: now)
+    }
+
+    private mutating func absorbController(now: Instant) {
+        while let event = controller.nextEvent() {
+            emit(.controller(event))
+            switch event {
+            case .pairingMode(let on, _):
+                if on {
+                    feedback(policy.pairing, owner: Owner.pairing, priority: Priority.pairing, untilStopped: true, now: now)
+                } else {
+                    player.stop(owner: Owner.pairing, now: now)
+                }
+            case .consent, .controllerGone:
+                if !controller.isPairingMode { player.stop(owner: Owner.pairing, now: now) }
+            default:
+                break
+            }
+        }
+        applyPatterns(now: now)
+    }
+
+    // MARK: Button and console inputs
 
     public mutating func input(_ input: InputEvent, now: Instant) {
         switch input {
-        case .edge:
-            break
+        case .edge(let button, let pressed, let at):
+            guard button >= 0, button < board.buttons.count else { return }
+            gestures.edge(button: button, pressed: pressed, at: at, into: &gestureEvents)
+            handleGestures(now: now)
         case .stop(let reason):
             emit(.stopping(reason: reason))
         case .rejected(let what, let reason):
             emit(.rejected(what: what, reason: reason))
         }
+        applyPatterns(now: now)
     }
 
-    public var deadline: Instant? { phone.deadline }
+    // MARK: Time
+
+    public var deadline: Instant? {
+        var next = earliest(earliest(phone.deadline, player.nextDeadline), gestures.nextDeadline)
+        next = earliest(next, controller.deadline)
+        for i in 0..<pending.count { next = earliest(next, pending[i].until) }
+        return next
+    }
 
     public mutating func advance(now: Instant) {
         phone.advance(now: now)
-        absorbLinkEvents(now: now)
+        absorb(now: now)
+        controller.advance(now: now)
+        absorbController(now: now)
+        expirePending(now: now)
+        gestures.advance(now: now, into: &gestureEvents)
+        handleGestures(now: now)
+        applyPatterns(now: now)
     }
 
-    private mutating func absorbLinkEvents(now: Instant) {
-        while let event = phone.nextEvent() { emit(.link(event)) }
+    // MARK: Policy
+
+    private mutating func absorb(now: Instant) {
+        while let event = phone.nextEvent() {
+            emit(.link(event))
+            react(to: event, now: now)
+        }
+        applyPatterns(now: now)
     }
 
-    private mutating func emit(_ event: FirmwareEvent) {
-        if case .refused = events.push(event) { eventsDropped &+= 1 }
+    private mutating func react(to event: LinkEvent, now: Instant) {
+        switch event {
+        case .notification(let change):
+            switch change {
+            case .added(let record, let evicted):
+                if let evicted { forget(evicted.uid, now: now) }
+                count(record)
+                if !record.flags.contains(.preExisting) { arrive(record, now: now) }
+            case .modified(let record, _):
+                count(record)
+                if policy.realertOnModified, !record.flags.contains(.preExisting) { arrive(record, now: now) }
+            case .removed(let record):
+                count(record)
+                forget(record.uid, now: now)
+            case .removedUnknown:
+                break
+            }
+            updateUnread(now: now)
+        case .command(let result):
+            commandFinished(result, now: now)
+        case .ended:
+            player.stopAll()
+            pending.removeAll()
+            categoryCounts = InlineArray(repeating: 0)
+            unreadShown = false
+            if controller.isPairingMode {
+                feedback(policy.pairing, owner: Owner.pairing, priority: Priority.pairing, untilStopped: true, now: now)
+            }
+        default:
+            break
+        }
+    }
+
+    private mutating func count(_ record: NotificationRecord) {
+        let c = Int(record.category.effective.rawValue)
+        categoryCounts[c] = record.categoryCount
+    }
+
+    /// A notification that may alert: now, or once the attributes its
+    /// rules need have arrived.
+    private mutating func arrive(_ record: NotificationRecord, now: Instant) {
+        let needed = attributesNeeded(for: record.category)
+        if needed.isEmpty {
+            if !applyRules(record, now: now) { alert(record, now: now) }
+            return
+        }
+        switch phone.requestAttributes(uid: record.uid, needed) {
+        case .queued, .coalesced:
+            if let i = pending.firstIndex(where: { $0.uid == record.uid }) { pending.remove(at: i) }
+            if pending.append(PendingAlert(uid: record.uid, until: now.advanced(byMs: ruleWaitMs))) { return }
+            counters.pendingAlertsOverflowed &+= 1
+        default:
+            break
+        }
+        alert(record, now: now)
+    }
+
+    /// The attributes that rules which could apply to `category` need.
+    private func attributesNeeded(for category: CategoryID) -> NotificationAttributeSet {
+        var set: NotificationAttributeSet = []
+        for rule in policy.rules where rule.category == nil || rule.category == category.effective {
+            if rule.app != nil { set.insert(.appIdentifier) }
+            if rule.titleContains != nil { set.insert(.title) }
+        }
+        return set
+    }
+
+    private mutating func forget(_ uid: UInt32, now: Instant) {
+        if let i = pending.firstIndex(where: { $0.uid == uid }) { pending.remove(at: i) }
+        player.stop(owner: uid, now: now)
+    }
+
+    private mutating func expirePending(now: Instant) {
+        while let i = pending.firstIndex(where: { $0.until <= now }) {
+            let uid = pending.remove(at: i).uid
+            counters.ruleWaitsExpired &+= 1
+            if let record = phone.session.table.record(uid: uid) {
+                if !applyRules(record, now: now, attributesKnown: false) { alert(record, now: now) }
+            }
+        }
+        applyPatterns(now: now)
+    }
+
+    private mutating func alert(_ record: NotificationRecord, now: Instant) {
+        let alert = policy.alert(for: record.category)
+        let outputs = record.flags.contains(.important) ? alert.importantOutputs : alert.outputs
+        for choice in outputs {
+            play(choice, owner: record.uid, priority: alert.priority, untilRemoved: alert.untilRemoved, silent: record.flags.contains(.silent), now: now)
+        }
+    }
+
+    private mutating func play(_ choice: OutputPattern, owner: UInt32, priority: UInt8, untilRemoved: Bool, silent: Bool, now: Instant) {
+        guard choice.output < board.outputs.count, choice.pattern < policy.patterns.count else { return }
+        if silent && motorMask & (1 << UInt64(choice.output)) != 0 { return }
+        let outcome = player.play(
+            policy.patterns[choice.pattern].pattern, output: choice.output, priority: priority, owner: owner,
+            onPreempt: untilRemoved ? .resume : .end, now: now)
+        if outcome == .refusedFull { counters.patternsRefused &+= 1 }
+    }
+
+    private mutating func feedback(
+        _ list: [OutputPattern], owner: UInt32 = Owner.feedback, priority: UInt8 = Priority.feedback, untilStopped: Bool = false,
+        now: Instant
+    ) {
+        for choice in list {
+            play(choice, owner: owner, priority: priority, untilRemoved: untilStopped, silent: false, now: now)
+        }
+    }
+
+    /// Plays the first matching rule instead of the category's alert;
+    /// false when none matches. `attributesKnown` false: only rules that
+    /// need no attributes can match.
+    private mutating func applyRules(_ record: NotificationRecord, now: Instant, attributesKnown: Bool = true) -> Bool {
+        let category = record.category.effective
+        for rule in policy.rules {
+            if let c = rule.category, c != category { continue }
+            if rule.app != nil || rule.titleContains != nil {
+                guard attributesKnown, phone.session.table.record(uid: record.uid)?.attributesKnown.isEmpty == false else { continue }
+            }
+            if let app = rule.app {
+                let matches = phone.session.attributeValue(.appIdentifier).elementsEqual(utf8Of: app)
+                if !matches { continue }
+            }
+            if let title = rule.titleContains {
+                let matches = phone.session.attributeValue(.title).contains(utf8Of: title)
+                if !matches { continue }
+            }
+            let alert = policy.alert(for: record.category)
+            player.stop(owner: record.uid, now: now)
+            for choice in rule.outputs {
+                play(choice, owner: record.uid, priority: rule.priority ?? alert.priority, untilRemoved: alert.untilRemoved,
+                     silent: record.flags.contains(.silent), now: now)
+            }
+            return true
+        }
+        return false
+    }
+
+    private mutating func updateUnread(now: Instant) {
+        guard let unread = policy.unread else { return }
+        var any = false
+        for c in 0..<12 where unread.categories & (1 << UInt16(c)) != 0 && categoryCounts[c] > 0 { any = true }
+        guard any != unreadShown else { return }
+        unreadShown = any
+        if any {
+            player.play(steadyOn, output: unread.output, priority: Priority.unread, owner: Owner.unread, onPreempt: .resume, now: now)
+        } else {
+            player.stop(owner: Owner.unread, now: now)
+        }
+    }
+
+    private mutating func commandFinished(_ result: CommandResult, now: Instant) {
+        switch result {
+        case .actionDelivered(let uid, let action):
+            emit(.action(uid: uid, action: action, result: "sent"))
+        case .attributesReceived(let uid):
+            guard let i = pending.firstIndex(where: { $0.uid == uid }) else { break }
+            pending.remove(at: i)
+            if let record = phone.session.table.record(uid: uid), !applyRules(record, now: now) { alert(record, now: now) }
+        case .failed(.getNotificationAttributes(let uid, _), _):
+            guard let i = pending.firstIndex(where: { $0.uid == uid }) else { break }
+            pending.remove(at: i)
+            if let record = phone.session.table.record(uid: uid), !applyRules(record, now: now, attributesKnown: false) {
+                alert(record, now: now)
+            }
+        case .failed(.performNotificationAction(let uid, let action), let failure):
+            emit(.action(uid: uid, action: action, result: Self.name(failure)))
+            if case .ancs(.invalidParameter) = failure { player.stop(owner: uid, now: now) }
+            feedback(policy.actionFailed, now: now)
+        default:
+            break
+        }
+    }
+
+    static func name(_ failure: CommandFailure) -> Name {
+        switch failure {
+        case .ancs(let code): Name(code.name)
+        case .att: "att-error"
+        case .timedOut: "timed-out"
+        case .unsendable: "unsendable"
+        }
+    }
+
+    // MARK: Buttons
+
+    private mutating func handleGestures(now: Instant) {
+        while let event = gestureEvents.popFirst() {
+            switch event.gesture {
+            case .short(let b):
+                emit(.button(index: b, gesture: "short"))
+                if controller.isAwaitingConsent {
+                    controller.consent(granted: consentAnswer(button: b, long: false), now: now)
+                    absorbController(now: now)
+                } else {
+                    act(b < policy.shortPress.count ? policy.shortPress[b] : .none, now: now)
+                }
+            case .long(let b):
+                emit(.button(index: b, gesture: "long"))
+                if controller.isAwaitingConsent {
+                    controller.consent(granted: consentAnswer(button: b, long: true), now: now)
+                    absorbController(now: now)
+                } else {
+                    act(b < policy.longPress.count ? policy.longPress[b] : .none, now: now)
+                }
+            case .double(let b):
+                emit(.button(index: b, gesture: "double"))
+            case .chordLong:
+                emit(.button(index: -1, gesture: "chord-long"))
+                controller.enterPairingMode(now: now)
+                absorbController(now: now)
+            }
+        }
+    }
+
+    /// Accept grants, reject refuses; on a one-button board short grants
+    /// and long refuses.
+    private func consentAnswer(button: Int, long: Bool) -> Bool {
+        if board.buttons.count == 1 { return !long }
+        return board.buttons[button].name != "reject" && !long
+    }
+
+    private mutating func act(_ action: ButtonAction, now: Instant) {
+        let id: ActionID
+        switch action {
+        case .positive: id = .positive
+        case .negative: id = .negative
+        case .none: return
+        }
+        let call = phone.session.table.mostRecent { $0.isIncomingCall }
+        let target = call ?? phone.session.table.mostRecent { $0.offers(id) }
+        guard let target, target.offers(id) else {
+            counters.nothingToDo &+= 1
+            emit(.action(uid: target?.uid ?? 0, action: id, result: "nothing-to-do"))
+            feedback(policy.nothingToDo, now: now)
+            return
+        }
+        switch phone.performAction(uid: target.uid, id) {
+        case .queued, .coalesced:
+            emit(.action(uid: target.uid, action: id, result: "queued"))
+        case .refusedQueueFull:
+            emit(.action(uid: target.uid, action: id, result: "refused"))
+            feedback(policy.actionFailed, now: now)
+        default:
+            counters.nothingToDo &+= 1
+            emit(.action(uid: target.uid, action: id, result: "nothing-to-do"))
+            feedback(policy.nothingToDo, now: now)
+        }
     }
 
     // MARK: Outputs
+
+    private mutating func applyPatterns(now: Instant) {
+        player.advance(now: now, into: &changes)
+        while let change = changes.popFirst() {
+            let on = change.level == .on
+            guard change.output < levels.count, levels[change.output] != on else { continue }
+            levels[change.output] = on
+            lineChanges.push(change)
+            emit(.line(index: change.output, on: on))
+        }
+    }
+
+    private mutating func emit(_ event: FirmwareEvent) {
+        if case .refused = events.push(event) { counters.eventsDropped &+= 1 }
+    }
 
     public mutating func nextEvent() -> FirmwareEvent? { events.popFirst() }
 
     /// Sends queued Control Point commands (after the events were read).
     public mutating func flush(now: Instant) {
         phone.flush(now: now)
-        absorbLinkEvents(now: now)
+        absorb(now: now)
     }
 
     public mutating func popOutgoing(into out: inout ByteBuffer) -> Bool { phone.popOutgoing(into: &out) }
+    public mutating func popControllerCommand(into out: inout ByteBuffer) -> Bool { controller.popCommand(into: &out) }
+    public var bondsNeedSaving: Bool { controller.bondsNeedSaving }
+    public func serializeBonds(into out: inout ByteBuffer) -> Bool { controller.serializeBonds(into: &out) }
+    public mutating func bondsSaved() { controller.bondsSaved() }
     public mutating func nextAction() -> LinkAction? { phone.nextAction() }
-    public mutating func nextLineChange() -> (line: Int, on: Bool)? { nil }
+
+    public mutating func nextLineChange() -> (line: Int, on: Bool)? {
+        guard let change = lineChanges.popFirst() else { return nil }
+        return (change.output, change.level == .on)
+    }
+
+    /// Every output off, now (shutdown): stops all patterns.
+    public mutating func allOff(now: Instant) {
+        player.stopAll()
+        applyPatterns(now: now)
+    }
+
+    public func level(of output: Int) -> Bool { levels[output] }
 
     // MARK: Reading state for sinks
 

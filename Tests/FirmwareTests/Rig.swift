@@ -4,6 +4,7 @@
 import ANCS
 import ATT
 import Bounded
+import Config
 import Firmware
 import Glibc
 import Platform
@@ -45,6 +46,23 @@ struct RecordingSink: EventSink {
 
 typealias TestRunner = Runner<LinuxPlatform<UnixLink, SimLines>, RecordingSink>
 
+/// The repository's root, from this file's path.
+let repositoryRoot: String = {
+    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(3)
+    return parts.joined(separator: "/")
+}()
+
+/// The shipped simulated board and default policy: tests use the real files.
+let simBoard = try! BoardConfig.parse(try! ProcessControl.readFile(repositoryRoot + "/board/sim/board.conf"))
+let defaultPolicy = try! PolicyConfig.parse(try! ProcessControl.readFile(repositoryRoot + "/board/policy.conf"), board: simBoard)
+
+func testConfig(policy: PolicyConfig = defaultPolicy) -> WearableConfig {
+    var config = WearableConfig(board: simBoard, policy: policy)
+    config.controller.enabled = false
+    return config
+}
+
 /// The ANCS UUIDs as they appear on the wire.
 enum Wire {
     static let ancs = "D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79"
@@ -68,11 +86,12 @@ struct Rig: ~Copyable {
         var fds: [Int32] = [0, 0]
         let rc = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds)
         precondition(rc == 0, "socketpair")
-        var config = WearableConfig()
+        var config = testConfig()
         configure(&config)
         let platform = try! LinuxPlatform(
-            link: UnixLink(connected: fds[0]), lines: SimLines(outputs: [], buttons: [], consoleFD: -1), handleSignals: false,
-            tracePath: tracePath)
+            link: UnixLink(connected: fds[0]),
+            lines: SimLines(outputs: config.board.outputs.map(\.name), buttons: config.board.buttons.map(\.name), consoleFD: -1),
+            handleSignals: false, tracePath: tracePath)
         runner = Runner(platform: platform, sink: RecordingSink(), core: WearableCore(config: config))
         phone = fds[1]
     }
