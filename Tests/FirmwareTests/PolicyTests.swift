@@ -1,0 +1,410 @@
+import ANCS
+import Bounded
+import Config
+import Firmware
+import Mgmt
+import Platform
+import PlatformLinux
+import Testing
+
+/// The wearable core on a virtual clock, brought up with the scripted phone
+/// of `Script.bringUp` (Control Point 0x0010, Data Source 0x0012,
+/// Notification Source 0x000D).
+struct CoreRig: ~Copyable {
+    var core: WearableCore
+    var now = Instant(ms: 10_000)
+    var sent: [String] = []
+    var events: [FirmwareEvent] = []
+    var management: [String] = []
+
+    init(policy: PolicyConfig = defaultPolicy, controller: Bool = false, bonds: String? = nil) {
+        var config = testConfig(policy: policy)
+        config.controller.enabled = controller
+        let store = bonds.map { try! BondStore.parse(Array($0.utf8).span) } ?? BondStore()
+        core = WearableCore(config: config, bonds: store)
+        core.start(now: now)
+        settle()
+        core.linkUp(now: now)
+        settle()
+        for step in Script.bringUp {
+            switch step {
+            case .firmware(let expected):
+                precondition(sent.first == expected, "bring-up: expected \(expected), got \(sent.first ?? "nothing")")
+                sent.removeFirst()
+            case .phone(let text):
+                phone(text)
+            }
+        }
+        precondition(core.phone.state == .live)
+        events.removeAll()
+    }
+
+    /// Drains outputs like the runner: events, then queued commands, PDUs.
+    mutating func settle() {
+        for _ in 0..<4 {
+            while let e = core.nextEvent() { events.append(e) }
+            core.flush(now: now)
+        }
+        var out = ByteBuffer(capacity: 1024)
+        while core.popOutgoing(into: &out) { sent.append(toHex(out.toArray())) }
+        while core.popControllerCommand(into: &out) { management.append(toHex(out.toArray())) }
+        while let action = core.nextAction() {
+            if case .raiseSecurity = action { core.securityChanged(encrypted: true, now: now) }
+        }
+        while core.nextLineChange() != nil {}
+        while let e = core.nextEvent() { events.append(e) }
+    }
+
+    mutating func phone(_ text: String) {
+        core.receive(hex(text).span, now: now)
+        settle()
+    }
+
+    /// A Notification Source notification.
+    mutating func notify(_ event: EventID, _ flags: EventFlags, _ category: CategoryID, count: UInt8 = 1, uid: UInt32) {
+        let value = [event.rawValue, flags.rawValue, category.rawValue, count] + (0..<4).map { UInt8(truncatingIfNeeded: uid >> (8 * UInt32($0))) }
+        phone("1B 0D 00 " + toHex(value))
+    }
+
+    mutating func advance(ms: Int64) {
+        let target = now.advanced(byMs: ms)
+        // Wake at every deadline on the way, as the loop would.
+        while let due = core.deadline, due <= target {
+            now = max(now, due)
+            core.advance(now: now)
+            settle()
+        }
+        now = target
+        core.advance(now: now)
+        settle()
+    }
+
+    /// Presses `button` (0 accept, 1 reject) for `ms`.
+    mutating func press(_ button: Int, ms: Int64 = 100) {
+        core.input(.edge(button: button, pressed: true, at: now), now: now)
+        settle()
+        advance(ms: ms)
+        core.input(.edge(button: button, pressed: false, at: now), now: now)
+        settle()
+    }
+
+    func level(_ name: String) -> Bool { core.level(of: simBoard.outputIndex(named: name)!) }
+
+    /// Takes the PDUs sent so far.
+    mutating func takeSent() -> [String] {
+        defer { sent.removeAll() }
+        return sent
+    }
+
+    /// Samples `name` every 10 ms for `ms`; true if it was ever on.
+    mutating func everOn(_ name: String, forMs ms: Int64) -> Bool {
+        var seen = level(name)
+        var left = ms
+        while left > 0 {
+            advance(ms: 10)
+            left -= 10
+            seen = seen || level(name)
+        }
+        return seen
+    }
+}
+
+let call: EventFlags = [.positiveAction, .negativeAction]
+
+@Suite("Alert policy and buttons (default policy, simulated board)")
+struct PolicyTests {
+    @Test("an incoming call rings on the call LED and the motor until the phone removes it")
+    func callRingsUntilRemoved() {
+        var rig = CoreRig()
+        rig.notify(.added, call, .incomingCall, uid: 1)
+        #expect(rig.level("led-call") == true)
+        #expect(rig.level("vibration") == true)
+        rig.advance(ms: 600)
+        #expect(rig.level("vibration") == false, "ring: on 600 off 400")
+        rig.advance(ms: 400)
+        #expect(rig.level("vibration") == true)
+        rig.advance(ms: 30_000)
+        #expect(rig.everOn("vibration", forMs: 1_000) == true, "still ringing after 30 s")
+        rig.notify(.removed, [], .incomingCall, count: 0, uid: 1)
+        #expect(rig.level("led-call") == false)
+        #expect(rig.everOn("vibration", forMs: 3_000) == false)
+    }
+
+    @Test("a short press on accept sends 02 UID 00 for the ringing call; the ring stops when the phone removes it")
+    func acceptAnswersCall() {
+        var rig = CoreRig()
+        rig.notify(.added, call, .incomingCall, uid: 0x2A)
+        _ = rig.takeSent()
+        rig.press(0)
+        #expect(rig.takeSent() == ["12 10 00 02 2A 00 00 00 00"])
+        #expect(rig.events.contains(.action(uid: 0x2A, action: .positive, result: "queued")))
+        rig.phone("13")
+        #expect(rig.events.contains(.action(uid: 0x2A, action: .positive, result: "sent")))
+        #expect(rig.everOn("vibration", forMs: 1_000) == true, "rings until the phone removes the call")
+        rig.notify(.removed, [], .incomingCall, count: 0, uid: 0x2A)
+        #expect(rig.everOn("vibration", forMs: 2_000) == false)
+        #expect(rig.level("led-call") == false)
+    }
+
+    @Test("a short press on reject sends the negative action")
+    func rejectDeclinesCall() {
+        var rig = CoreRig()
+        rig.notify(.added, call, .incomingCall, uid: 5)
+        _ = rig.takeSent()
+        rig.press(1)
+        #expect(rig.takeSent() == ["12 10 00 02 05 00 00 00 01"])
+    }
+
+    @Test("with no incoming call, a press acts on the most recent notification offering that action")
+    func latestActionable() {
+        var rig = CoreRig()
+        rig.notify(.added, [.negativeAction], .social, uid: 7)
+        rig.notify(.added, [.negativeAction], .email, uid: 8)
+        rig.notify(.added, [], .email, uid: 9)
+        _ = rig.takeSent()
+        rig.press(1)
+        #expect(rig.takeSent() == ["12 10 00 02 08 00 00 00 01"])
+    }
+
+    @Test("no action flag, no command: a short nothing-to-do buzz instead")
+    func nothingToDo() {
+        var rig = CoreRig()
+        rig.notify(.added, [], .email, uid: 3)
+        rig.advance(ms: 2_000)
+        _ = rig.takeSent()
+        rig.press(0)
+        #expect(rig.takeSent() == [])
+        #expect(rig.events.contains(.action(uid: 0, action: .positive, result: "nothing-to-do")), "no target: uid 0")
+        #expect(rig.level("vibration") == true, "nudge: on 60")
+        rig.advance(ms: 70)
+        #expect(rig.level("vibration") == false)
+    }
+
+    @Test("Silent never vibrates")
+    func silentNeverVibrates() {
+        var rig = CoreRig()
+        rig.notify(.added, [.silent, .positiveAction], .incomingCall, uid: 2)
+        #expect(rig.level("led-call") == true)
+        #expect(rig.everOn("vibration", forMs: 5_000) == false)
+    }
+
+    @Test("Important escalates: the stronger ring holds the motor longer")
+    func importantEscalates() {
+        var rig = CoreRig()
+        rig.notify(.added, [.important, .positiveAction], .incomingCall, uid: 4)
+        rig.advance(ms: 700)
+        #expect(rig.level("vibration") == true, "ring-strong: on 1000 (plain ring would be off at 600)")
+        rig.advance(ms: 350)
+        #expect(rig.level("vibration") == false)
+    }
+
+    @Test("PreExisting notifications never buzz or flash; they only light the unread indicator")
+    func preExistingOnlyUnread() {
+        var rig = CoreRig()
+        rig.notify(.added, [.preExisting], .social, count: 1, uid: 10)
+        rig.notify(.added, [.preExisting, .positiveAction], .incomingCall, count: 1, uid: 11)
+        #expect(rig.level("led-notify") == true, "unread: Social")
+        #expect(rig.everOn("vibration", forMs: 3_000) == false)
+        #expect(rig.everOn("led-call", forMs: 100) == false)
+    }
+
+    @Test("the unread indicator follows the phone's CategoryCount")
+    func unreadFollowsCount() {
+        var rig = CoreRig()
+        rig.notify(.added, [], .email, count: 1, uid: 20)
+        rig.advance(ms: 2_000)
+        #expect(rig.level("led-notify") == true)
+        rig.notify(.added, [], .email, count: 2, uid: 21)
+        rig.notify(.removed, [], .email, count: 1, uid: 20)
+        rig.advance(ms: 2_000)
+        #expect(rig.level("led-notify") == true)
+        rig.notify(.removed, [], .email, count: 0, uid: 21)
+        #expect(rig.level("led-notify") == false)
+    }
+
+    @Test("Modified does not alert again (the default policy)")
+    func modifiedDoesNotRealert() {
+        var rig = CoreRig()
+        rig.notify(.added, [], .social, uid: 30)
+        rig.advance(ms: 3_000)
+        rig.notify(.modified, [], .social, uid: 30)
+        #expect(rig.everOn("vibration", forMs: 1_000) == false)
+    }
+
+    @Test("0xA2 on an action: the failure pattern plays and that notification's ring stops")
+    func invalidParameterFailure() {
+        var rig = CoreRig()
+        rig.notify(.added, call, .incomingCall, uid: 6)
+        rig.press(0)
+        rig.phone("01 12 10 00 A2")
+        #expect(rig.events.contains(.action(uid: 6, action: .positive, result: "invalid-parameter")))
+        #expect(rig.level("led-call") == false, "the phone says the call is gone")
+        // failure: on 100 off 80 on 100 off 80 on 100
+        #expect(rig.level("vibration") == true)
+        rig.advance(ms: 120)
+        #expect(rig.level("vibration") == false)
+        rig.advance(ms: 70)
+        #expect(rig.level("vibration") == true)
+        rig.advance(ms: 500)
+        #expect(rig.everOn("vibration", forMs: 2_000) == false)
+    }
+
+    @Test("0xA3 Action failed: the failure pattern plays over the ring, and the call keeps ringing after it")
+    func actionFailedKeepsRinging() {
+        var rig = CoreRig()
+        rig.notify(.added, call, .incomingCall, uid: 6)
+        rig.press(0)
+        rig.phone("01 12 10 00 A3")
+        #expect(rig.events.contains(.action(uid: 6, action: .positive, result: "action-failed")))
+        rig.advance(ms: 1_000)
+        #expect(rig.level("led-call") == true || rig.everOn("led-call", forMs: 500), "still ringing")
+        #expect(rig.everOn("vibration", forMs: 2_000) == true)
+    }
+
+    @Test("every output is off after shutdown")
+    func allOffOnShutdown() {
+        var rig = CoreRig()
+        rig.notify(.added, call, .incomingCall, uid: 1)
+        rig.notify(.added, [], .social, uid: 2)
+        #expect(rig.level("led-call") == true)
+        rig.core.allOff(now: rig.now)
+        for output in simBoard.outputs { #expect(rig.level(output.name) == false, "\(output.name)") }
+    }
+
+    @Test("session end turns every notification pattern off")
+    func sessionEndAllOff() {
+        var rig = CoreRig()
+        rig.notify(.added, call, .incomingCall, uid: 1)
+        rig.core.linkDown(reason: "peer-closed", now: rig.now)
+        rig.settle()
+        for output in simBoard.outputs { #expect(rig.level(output.name) == false) }
+    }
+}
+
+@Suite("Rules that need attributes")
+struct RuleTests {
+    static let policy = try! PolicyConfig.parse(
+        (try! ProcessControl.readFile(repositoryRoot + "/board/policy.conf")) + """
+
+            rule app=com.apple.MobileSMS led-call=blink
+            rule app=com.example.spam
+            rule category=IncomingCall title="Mom" vibration=ring-strong priority=10
+            """, board: simBoard)
+
+    /// The Data Source response for `uid` with these attributes.
+    static func response(uid: UInt8, _ tuples: [(UInt8, String)]) -> String {
+        var bytes: [UInt8] = [0, uid, 0, 0, 0]
+        for (id, value) in tuples {
+            let v = Array(value.utf8)
+            bytes += [id, UInt8(v.count), 0] + v
+        }
+        return "1B 12 00 " + toHex(bytes)
+    }
+
+    @Test("only the attributes the rules for that category use are fetched, and the alert waits for them")
+    func fetchesOnlyWhatRulesUse() {
+        var rig = CoreRig(policy: Self.policy)
+        rig.notify(.added, [], .social, uid: 1)
+        #expect(rig.takeSent() == ["12 10 00 00 01 00 00 00 00"], "Social: only the app rules apply: AppIdentifier")
+        #expect(rig.level("vibration") == false, "waiting for the attributes")
+        rig.phone("13")
+        rig.phone(Self.response(uid: 1, [(0, "com.other")]))
+        rig.notify(.added, call, .incomingCall, uid: 2)
+        #expect(rig.takeSent() == ["12 10 00 00 02 00 00 00 00 01 40 00"], "IncomingCall: the title rule too")
+    }
+
+    @Test("a per-app rule lights the right LED once the attributes arrive")
+    func appRule() {
+        var rig = CoreRig(policy: Self.policy)
+        rig.notify(.added, [], .social, uid: 1)
+        rig.phone("13")
+        rig.phone(Self.response(uid: 1, [(0, "com.apple.MobileSMS"), (1, "Bob")]))
+        #expect(rig.level("led-call") == true, "the rule's LED")
+        #expect(rig.everOn("vibration", forMs: 1_000) == false, "the rule replaces the category's alert (Social's tap)")
+    }
+
+    @Test("a rule with no outputs silences its app: it never buzzes, not even briefly")
+    func silencingRule() {
+        var rig = CoreRig(policy: Self.policy)
+        rig.notify(.added, [], .social, uid: 2)
+        #expect(rig.level("vibration") == false)
+        rig.phone("13")
+        rig.phone(Self.response(uid: 2, [(0, "com.example.spam"), (1, "WIN")]))
+        #expect(rig.everOn("vibration", forMs: 2_000) == false)
+    }
+
+    @Test("a VIP caller rule escalates the ring")
+    func vipCaller() {
+        var rig = CoreRig(policy: Self.policy)
+        rig.notify(.added, call, .incomingCall, uid: 3)
+        rig.phone("13")
+        rig.phone(Self.response(uid: 3, [(0, "com.apple.mobilephone"), (1, "Mom")]))
+        rig.advance(ms: 700)
+        #expect(rig.level("vibration") == true, "ring-strong holds for 1000 ms")
+    }
+
+    @Test("no match: the category's own alert plays")
+    func noMatch() {
+        var rig = CoreRig(policy: Self.policy)
+        rig.notify(.added, [], .social, uid: 4)
+        rig.phone("13")
+        rig.phone(Self.response(uid: 4, [(0, "com.other"), (1, "Hi")]))
+        #expect(rig.level("vibration") == true, "Social: tap")
+    }
+
+    @Test("attributes that never come: the category's alert plays after the wait")
+    func waitExpires() {
+        var rig = CoreRig(policy: Self.policy)
+        rig.notify(.added, [], .social, uid: 5)
+        rig.phone("13")
+        rig.advance(ms: 1_400)
+        #expect(rig.level("vibration") == false)
+        rig.advance(ms: 100)
+        #expect(rig.level("vibration") == true)
+        #expect(rig.core.counters.ruleWaitsExpired == 1)
+    }
+}
+
+@Suite("Pairing consent with the buttons")
+struct ConsentTests {
+    @Test("during a pairing request the accept button grants it (User Confirmation Reply), not a notification action")
+    func acceptGrants() {
+        var rig = CoreRig(controller: true)
+        rig.management.removeAll()
+        rig.notify(.added, call, .incomingCall, uid: 1)
+        _ = rig.takeSent()
+        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now)
+        rig.settle()
+        #expect(rig.level("led-notify") == true || rig.everOn("led-notify", forMs: 1_000), "the pairing pattern plays")
+        rig.press(0)
+        #expect(rig.management == ["1C 00 00 00 07 00 " + phoneAddress])
+        #expect(rig.takeSent() == [], "the press did not answer the call")
+    }
+
+    @Test("the reject button refuses the pairing")
+    func rejectRefuses() {
+        var rig = CoreRig(controller: true)
+        rig.management.removeAll()
+        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now)
+        rig.settle()
+        rig.press(1)
+        #expect(rig.management == ["1D 00 00 00 07 00 " + phoneAddress])
+    }
+
+    @Test("a long press of both buttons opens pairing mode")
+    func chordOpensPairing() {
+        var rig = CoreRig(controller: true, bonds: bondFile)
+        #expect(rig.core.controller.isPairingMode == false)
+        rig.core.input(.edge(button: 0, pressed: true, at: rig.now), now: rig.now)
+        rig.core.input(.edge(button: 1, pressed: true, at: rig.now), now: rig.now)
+        rig.advance(ms: 900)
+        #expect(rig.core.controller.isPairingMode == true)
+        #expect(rig.events.contains(.controller(.pairingMode(on: true, reason: "buttons"))))
+    }
+
+    static func packet(_ bytes: [UInt8]) -> ByteBuffer {
+        var b = ByteBuffer(capacity: bytes.count)
+        b.append(contentsOf: bytes.span)
+        return b
+    }
+}
