@@ -21,6 +21,12 @@ var targets: [Target] = [
     .target(name: "Mgmt", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Config", dependencies: ["Bounded", "Feedback", "ANCS"], swiftSettings: core),
 
+    .target(
+        name: "App",
+        dependencies: ["Firmware", "PlatformLinux", "Platform", "Config", "Feedback", "Mgmt", "ANCS", "ATT", "GATT", "Bounded"],
+        swiftSettings: core),
+    .executableTarget(name: "wristlink", dependencies: ["App", "PlatformLinux"], swiftSettings: core),
+
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
     .testTarget(name: "BoundedTests", dependencies: ["Bounded", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ANCSTests", dependencies: ["ANCS", "AllocCounter"], swiftSettings: core),
@@ -35,7 +41,7 @@ var targets: [Target] = [
     .testTarget(name: "ConfigTests", dependencies: ["Config", "Feedback", "ANCS"], swiftSettings: core),
 ]
 
-var products: [Product] = []
+var products: [Product] = [.executable(name: "wristlink", targets: ["wristlink"])]
 
 // libFuzzer targets need `--sanitize=fuzzer`, which supplies `main`; a plain
 // `swift build` could not link them, so they exist only when asked for

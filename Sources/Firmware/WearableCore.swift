@@ -425,7 +425,7 @@ public struct WearableCore: ~Copyable {
         }
     }
 
-    static func name(_ failure: CommandFailure) -> Name {
+    public static func name(_ failure: CommandFailure) -> Name {
         switch failure {
         case .ancs(let code): Name(code.name)
         case .att: "att-error"

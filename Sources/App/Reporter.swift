@@ -1,0 +1,335 @@
+// The event sink of the daemon: the JSON Lines events stream (--events, opt
+// in, may contain notification contents) and the log on stderr. Both are
+// formatted into fixed buffers, so reporting allocates nothing. At the
+// default log level notification contents never reach the log: titles and
+// messages are logged only at debug.
+//
+// Events stream: one object per line, each with `t_ms` (monotonic ms since
+// start) and `kind` (docs/events.md lists every kind and field).
+
+import ANCS
+import Bounded
+import Config
+import Firmware
+import PlatformLinux
+
+public struct Reporter: ~Copyable, EventSink {
+    private let outputNames: [String]
+    private let buttonNames: [String]
+    private let start: Instant
+    private var events: OutputFile?
+    private var json: ByteBuffer
+    private var log: ByteBuffer
+    private var drops: DropCounts
+
+    public init(board: BoardConfig, events: consuming OutputFile?, start: Instant) {
+        outputNames = board.outputs.map(\.name)
+        buttonNames = board.buttons.map(\.name)
+        self.start = start
+        self.events = events
+        json = ByteBuffer(capacity: 4096)
+        log = ByteBuffer(capacity: 512)
+        drops = DropCounts()
+    }
+
+    public var hasEvents: Bool { events != nil }
+
+    // MARK: JSON helpers
+
+    private mutating func begin(_ kind: StaticString, now: Instant) {
+        json.removeAll()
+        json.append(text: "{\"t_ms\":")
+        json.append(decimal: now.ms(since: start))
+        json.append(text: ",\"kind\":")
+        json.append(jsonString: kind)
+    }
+
+    private mutating func field(_ name: StaticString, _ value: StaticString) {
+        json.append(text: ",")
+        json.append(jsonString: name)
+        json.append(text: ":")
+        json.append(jsonString: value)
+    }
+
+    private mutating func field(_ name: StaticString, string value: String) {
+        json.append(text: ",")
+        json.append(jsonString: name)
+        json.append(text: ":")
+        json.append(jsonString: value)
+    }
+
+    private mutating func field(_ name: StaticString, _ value: Int64) {
+        json.append(text: ",")
+        json.append(jsonString: name)
+        json.append(text: ":")
+        json.append(decimal: value)
+    }
+
+    private mutating func finish() {
+        json.append(text: "}\n")
+        events?.write(json)
+    }
+
+    private mutating func logLine(_ level: LogLevel, _ build: (inout ByteBuffer) -> Void) {
+        guard Log.enabled(level) else { return }
+        log.removeAll()
+        build(&log)
+        Log.write(level, bytes: log)
+    }
+
+    // MARK: Events
+
+    public mutating func record(_ event: FirmwareEvent, core: borrowing WearableCore, now: Instant) {
+        switch event {
+        case .link(let link): recordLink(link, core: core, now: now)
+        case .controller(let controller): recordController(controller, now: now)
+        case .line(let index, let on):
+            let name = index < outputNames.count ? outputNames[index] : "?"
+            if hasEvents {
+                begin("gpio", now: now)
+                field("line", string: name)
+                field("value", on ? 1 : 0)
+                finish()
+            }
+            logLine(.debug) { $0.append(text: "line "); $0.append(string: name); $0.append(text: on ? " on" : " off") }
+        case .button(let index, let gesture):
+            let name = index >= 0 && index < buttonNames.count ? buttonNames[index] : "both"
+            if hasEvents {
+                begin("button", now: now)
+                field("button", string: name)
+                field("gesture", gesture.text)
+                finish()
+            }
+            logLine(.info) { $0.append(text: "button "); $0.append(string: name); $0.append(text: ": "); $0.append(text: gesture.text) }
+        case .action(let uid, let action, let result):
+            if hasEvents {
+                begin("action", now: now)
+                field("uid", Int64(uid))
+                field("action", action.name)
+                field("result", result.text)
+                finish()
+            }
+            logLine(.info) {
+                $0.append(text: "action "); $0.append(text: action.name); $0.append(text: " on uid ")
+                $0.append(decimal: Int64(uid)); $0.append(text: ": "); $0.append(text: result.text)
+            }
+        case .rejected(let what, let reason):
+            error(what, reason, now: now)
+        case .stopping(let reason):
+            session("stopping", reason: reason, now: now)
+        }
+    }
+
+    private mutating func session(_ state: StaticString, reason: Name? = nil, now: Instant) {
+        if hasEvents {
+            begin("session", now: now)
+            field("state", state)
+            if let reason { field("reason", reason.text) }
+            finish()
+        }
+        logLine(.info) {
+            $0.append(text: "session "); $0.append(text: state)
+            if let reason { $0.append(text: " ("); $0.append(text: reason.text); $0.append(text: ")") }
+        }
+    }
+
+    private mutating func error(_ what: Name, _ detail: Name, now: Instant) {
+        if hasEvents {
+            begin("error", now: now)
+            field("what", what.text)
+            field("detail", detail.text)
+            finish()
+        }
+        logLine(.warning) { $0.append(text: "error "); $0.append(text: what.text); $0.append(text: ": "); $0.append(text: detail.text) }
+    }
+
+    /// Called by the runner's owner when the link is ready for a phone.
+    public mutating func advertising(now: Instant) { session("advertising", now: now) }
+
+    private mutating func recordLink(_ event: LinkEvent, core: borrowing WearableCore, now: Instant) {
+        switch event {
+        case .connected: session("connected", now: now)
+        case .secured: session("secured", now: now)
+        case .discovered: session("discovered", now: now)
+        case .subscribed: session("subscribed", now: now)
+        case .ancsAbsent: session("ancs-absent", now: now)
+        case .ended(let reason): session("ended", reason: reason, now: now)
+        case .mtu(let mtu):
+            if hasEvents {
+                begin("mtu", now: now)
+                field("mtu", Int64(mtu))
+                finish()
+            }
+            logLine(.debug) { $0.append(text: "ATT MTU "); $0.append(decimal: mtu) }
+        case .notification(let change): notification(change, now: now)
+        case .command(let result): command(result, core: core, now: now)
+        case .drop(let what, let reason):
+            let count = drops.bump(what, reason)
+            if hasEvents {
+                begin("drop", now: now)
+                field("what", what.text)
+                field("reason", reason.text)
+                field("count", Int64(count))
+                finish()
+            }
+            logLine(.warning) {
+                $0.append(text: "dropped "); $0.append(text: what.text); $0.append(text: ": "); $0.append(text: reason.text)
+                $0.append(text: " (count "); $0.append(decimal: count); $0.append(text: ")")
+            }
+        case .error(let what, let detail): error(what, detail, now: now)
+        }
+    }
+
+    private mutating func pairing(_ state: StaticString, reason: Name? = nil, now: Instant) {
+        if hasEvents {
+            begin("pairing", now: now)
+            field("state", state)
+            if let reason { field("reason", reason.text) }
+            finish()
+        }
+        logLine(.notice) {
+            $0.append(text: "pairing "); $0.append(text: state)
+            if let reason { $0.append(text: " ("); $0.append(text: reason.text); $0.append(text: ")") }
+        }
+    }
+
+    private mutating func recordController(_ event: ControllerEvent, now: Instant) {
+        switch event {
+        case .advertising: session("advertising", now: now)
+        case .controllerGone: error("controller", "gone", now: now)
+        case .setupFailed(let step, let status):
+            error("controller-setup", step, now: now)
+            logLine(.error) { $0.append(text: "controller set-up failed at "); $0.append(text: step.text); $0.append(text: ": "); $0.append(text: status.text) }
+        case .pairingMode(let on, let reason): pairing(on ? "on" : "off", reason: reason, now: now)
+        case .consentRequested: pairing("consent-requested", now: now)
+        case .consent(let granted, let reason): pairing(granted ? "accepted" : "refused", reason: reason, now: now)
+        case .bondStored: pairing("bonded", now: now)
+        case .bondIgnored(let reason): pairing("not-bonded", reason: reason, now: now)
+        case .refusedUnbonded: pairing("refused-unbonded", now: now)
+        case .pairingFailed(let status): pairing("failed", reason: status, now: now)
+        case .connected(let bonded):
+            logLine(.info) { $0.append(text: bonded ? "bonded phone connected" : "new phone connected (pairing mode)") }
+        case .reconnected(let afterMs):
+            if hasEvents {
+                begin("reconnected", now: now)
+                field("after_ms", afterMs)
+                finish()
+            }
+            logLine(.info) { $0.append(text: "bonded phone reconnected after "); $0.append(decimal: afterMs); $0.append(text: " ms") }
+        case .disconnected(let reason):
+            logLine(.info) { $0.append(text: "phone disconnected (HCI reason "); $0.append(decimal: Int(reason)); $0.append(text: ")") }
+        case .dropped(let reason):
+            let count = drops.bump("mgmt", reason)
+            if hasEvents {
+                begin("drop", now: now)
+                field("what", "mgmt")
+                field("reason", reason.text)
+                field("count", Int64(count))
+                finish()
+            }
+        }
+    }
+
+    private mutating func notification(_ change: TableChange, now: Instant) {
+        let record: NotificationRecord
+        let event: StaticString
+        switch change {
+        case .added(let r, _): record = r; event = "added"
+        case .modified(let r, _): record = r; event = "modified"
+        case .removed(let r): record = r; event = "removed"
+        case .removedUnknown(let uid):
+            logLine(.debug) { $0.append(text: "removed unknown uid "); $0.append(decimal: Int64(uid)) }
+            return
+        }
+        if hasEvents {
+            begin("notification", now: now)
+            field("event", event)
+            field("uid", Int64(record.uid))
+            field("category", record.category.name)
+            json.append(text: ",\"flags\":[")
+            var first = true
+            for (flag, name) in EventFlags.named where record.flags.contains(flag) {
+                if !first { json.append(text: ",") }
+                first = false
+                json.append(jsonString: name)
+            }
+            json.append(text: "]")
+            field("count", Int64(record.categoryCount))
+            finish()
+        }
+        logLine(.debug) {
+            $0.append(text: "notification "); $0.append(text: event); $0.append(text: " uid ")
+            $0.append(decimal: Int64(record.uid)); $0.append(text: " "); $0.append(text: record.category.name)
+        }
+    }
+
+    private mutating func command(_ result: CommandResult, core: borrowing WearableCore, now: Instant) {
+        switch result {
+        case .attributesReceived(let uid):
+            if hasEvents {
+                begin("attributes", now: now)
+                field("uid", Int64(uid))
+                for id in NotificationAttributeID.allCases where core.phone.session.attributeReceived(id) {
+                    json.append(text: ",")
+                    json.append(jsonString: id.name)
+                    json.append(text: ":")
+                    core.withAttributeValue(id) { value in _ = json.append(jsonString: value) }
+                }
+                finish()
+            }
+            logLine(.debug) {
+                $0.append(text: "attributes for uid "); $0.append(decimal: Int64(uid))
+                if core.phone.session.attributeReceived(.title) {
+                    $0.append(text: " title ")
+                    var line = $0
+                    core.withAttributeValue(.title) { value in _ = line.append(jsonString: value) }
+                    $0 = line
+                }
+            }
+        case .appNameReceived(let app):
+            if hasEvents {
+                begin("attributes", now: now)
+                json.append(text: ",\"app\":")
+                json.append(jsonString: app.span)
+                json.append(text: ",\"DisplayName\":")
+                if let name = core.phone.session.appName(for: app) {
+                    json.append(jsonString: name.span)
+                } else {
+                    json.append(text: "\"\"")
+                }
+                finish()
+            }
+        case .probeAnswered:
+            logLine(.debug) { $0.append(text: "keep-alive probe answered") }
+        case .probeFailed:
+            logLine(.warning) { $0.append(text: "keep-alive probe failed: subscribing again") }
+        case .failed(let command, let failure):
+            if case .performNotificationAction = command { return }  // reported as an action
+            logLine(.warning) { $0.append(text: "control point command failed: "); $0.append(text: WearableCore.name(failure).text) }
+        case .actionDelivered:
+            break  // reported as an action
+        }
+    }
+}
+
+/// Running totals per (what, reason) for the `count` of drop events.
+struct DropCounts {
+    private var keys: InlineArray<16, (Name, Name)?> = InlineArray(repeating: nil)
+    private var counts: InlineArray<16, UInt64> = InlineArray(repeating: 0)
+
+    mutating func bump(_ what: Name, _ reason: Name) -> UInt64 {
+        for i in 0..<16 {
+            if let key = keys[i] {
+                if key.0 == what && key.1 == reason {
+                    counts[i] &+= 1
+                    return counts[i]
+                }
+            } else {
+                keys[i] = (what, reason)
+                counts[i] = 1
+                return 1
+            }
+        }
+        return 0  // more kinds than slots: still reported, without a total
+    }
+}

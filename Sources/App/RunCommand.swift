@@ -1,0 +1,220 @@
+// `wristlink run`: the firmware daemon.
+
+import Bounded
+import Config
+import Firmware
+import Mgmt
+import Platform
+import PlatformLinux
+
+public enum RunCommand {
+    public static let usage = """
+        USAGE: wristlink run [--link bluez[:hciN] | --link unix:PATH] [--board FILE] [--policy FILE]
+                             [--gpio chip | --gpio sim] [--events FILE|-] [--trace FILE]
+                             [--log-level LEVEL] [--state-dir DIR]
+
+          --link bluez[:hciN]  the phone over the kernel's Bluetooth stack (default bluez:hci0)
+          --link unix:PATH     listen on a UNIX SOCK_SEQPACKET socket instead (one packet = one ATT PDU),
+                               for the simulated phone (wristlink phone --connect unix:PATH)
+          --gpio chip          real GPIO lines through libgpiod, as the board file names them (default)
+          --gpio sim           simulated lines: press buttons on stdin with `press <button> <ms>`;
+                               line changes appear in the events stream
+          --board FILE         pin map (default with --gpio sim: board/sim/board.conf)
+          --policy FILE        what alerts look like and what buttons do (default: board/policy.conf)
+          --events FILE|-      JSON Lines events stream to FILE or stdout (may contain notification contents)
+          --trace FILE         every ATT PDU in and out as a btsnoop file (Wireshark, tshark, btmon)
+          --log-level LEVEL    error, warning, notice, info (default) or debug; contents are logged only at debug
+          --state-dir DIR      where bonds are kept (default /var/lib/wristlink)
+
+        Stops on SIGINT or SIGTERM with every output off. Exit codes: see wristlink help.
+        """
+
+    enum LinkChoice {
+        case bluez(index: UInt16)
+        case unix(path: String)
+    }
+
+    struct Options {
+        var link = LinkChoice.bluez(index: 0)
+        var simulatedGPIO = false
+        var boardPath: String? = nil
+        var policyPath = "board/policy.conf"
+        var eventsPath: String? = nil
+        var tracePath: String? = nil
+        var stateDir = "/var/lib/wristlink"
+    }
+
+    static func parse(_ args: ArraySlice<String>) throws(UsageError) -> Options {
+        let a = try Arguments(
+            args, valued: ["--link", "--board", "--policy", "--gpio", "--events", "--trace", "--log-level", "--state-dir"])
+        var o = Options()
+        if let link = a.value("--link") {
+            if link == "bluez" {
+                o.link = .bluez(index: 0)
+            } else if link.hasPrefix("bluez:hci"), let n = UInt16(link.dropFirst("bluez:hci".count)) {
+                o.link = .bluez(index: n)
+            } else if link.hasPrefix("unix:"), link.count > 5 {
+                o.link = .unix(path: String(link.dropFirst(5)))
+            } else {
+                throw UsageError("--link must be bluez, bluez:hciN or unix:PATH (got '\(link)')")
+            }
+        }
+        switch a.value("--gpio") {
+        case nil, "chip": o.simulatedGPIO = false
+        case "sim": o.simulatedGPIO = true
+        case let other?: throw UsageError("--gpio must be chip or sim (got '\(other)')")
+        }
+        o.boardPath = a.value("--board") ?? (o.simulatedGPIO ? "board/sim/board.conf" : nil)
+        if o.boardPath == nil { throw UsageError("--gpio chip needs --board FILE (the pin map of your board)") }
+        if let p = a.value("--policy") { o.policyPath = p }
+        o.eventsPath = a.value("--events")
+        o.tracePath = a.value("--trace")
+        if let d = a.value("--state-dir") { o.stateDir = d }
+        if let level = a.value("--log-level") {
+            guard let l = LogLevel(name: level) else { throw UsageError("--log-level must be error, warning, notice, info or debug") }
+            Log.level = l
+        }
+        return o
+    }
+
+    public static func main(_ args: ArraySlice<String>) -> Int32 {
+        let options: Options
+        do { options = try parse(args) } catch { return CLI.fail(error, command: "run") }
+        let board: BoardConfig
+        let policy: PolicyConfig
+        switch ConfigFiles.load(boardPath: options.boardPath!, policyPath: options.policyPath) {
+        case .success(let loaded): (board, policy) = loaded
+        case .failure(let message):
+            Log.error(message)
+            return ExitCode.config
+        }
+        if options.simulatedGPIO && !board.simulated {
+            Log.notice("--gpio sim with the board \(board.name): its line names are used, its pins are not")
+        }
+        if !options.simulatedGPIO && board.simulated {
+            Log.error("\(options.boardPath!) is a simulated board (chip sim); use --gpio sim, or a board file for real lines")
+            return ExitCode.usage
+        }
+        guard options.simulatedGPIO else {
+            Log.error("--gpio chip: the libgpiod backend is not built yet; use --gpio sim")
+            return ExitCode.setup
+        }
+        var config = WearableConfig(board: board, policy: policy)
+        var events: OutputFile? = nil
+        if let path = options.eventsPath {
+            do { events = try OutputFile(path: path) } catch {
+                Log.error("cannot open events file: \(error)")
+                return ExitCode.setup
+            }
+        }
+        switch options.link {
+        case .unix(let path):
+            config.controller.enabled = false
+            let link: UnixLink
+            do { link = try UnixLink.listening(at: path) } catch {
+                Log.error("cannot listen on \(path): \(error)")
+                return ExitCode.setup
+            }
+            return Daemon.serve(
+                link: link, lines: simulatedLines(board), config: config, events: events, trace: options.tracePath, mgmt: .none,
+                bondsPath: nil, bonds: BondStore())
+        case .bluez(let index):
+            config.controller.index = index
+            let bondsPath = StateFile.path(options.stateDir)
+            do { try StateFile.ensureDirectory(options.stateDir) } catch {
+                Log.error("state directory: \(error)")
+                return ExitCode.setup
+            }
+            let bonds = BondLoading.load(bondsPath)
+            let mgmt: MgmtSocket
+            do { mgmt = try MgmtSocket.open() } catch {
+                Log.error("cannot open the Bluetooth management interface: \(error) (needs CAP_NET_ADMIN; the kernel needs Bluetooth support)")
+                return ExitCode.setup
+            }
+            let link: BlueZLink
+            do { link = try BlueZLink.listening(addressType: 1) } catch {
+                Log.error("cannot listen on the ATT channel: \(error)")
+                return ExitCode.setup
+            }
+            return Daemon.serve(
+                link: link, lines: simulatedLines(board), config: config, events: events, trace: options.tracePath, mgmt: mgmt,
+                bondsPath: bondsPath, bonds: bonds)
+        }
+    }
+
+    static func simulatedLines(_ board: BoardConfig) -> SimLines {
+        SimLines(outputs: board.outputs.map(\.name), buttons: board.buttons.map(\.name), consoleFD: 0)
+    }
+}
+
+/// The bond state file at start-up: missing is fine (no bonds yet), corrupt
+/// is set aside and reported, never fatal.
+enum BondLoading {
+    static func load(_ path: String) -> BondStore {
+        let bytes: [UInt8]?
+        do { bytes = try StateFile.read(path) } catch {
+            Log.error("cannot read the bond file: \(error); starting without bonds")
+            return BondStore()
+        }
+        guard let bytes else { return BondStore() }
+        do {
+            let store = try BondStore.parse(bytes.span)
+            Log.info("loaded \(store.count) bonded phone(s) from \(path)")
+            return store
+        } catch {
+            let aside = StateFile.setAside(path)
+            Log.error("\(path):\(error.line): corrupt bond file (\(error.problem.name)); moved to \(aside), starting without bonds")
+            return BondStore()
+        }
+    }
+}
+
+/// Loads and checks the board and policy files, with errors as one line
+/// naming the file and line.
+enum ConfigFiles {
+    enum Loaded {
+        case success((BoardConfig, PolicyConfig))
+        case failure(String)
+    }
+
+    static func load(boardPath: String, policyPath: String) -> Loaded {
+        let boardText: String
+        let policyText: String
+        do { boardText = try ProcessControl.readFile(boardPath) } catch {
+            return .failure("cannot read board file: \(error)")
+        }
+        do { policyText = try ProcessControl.readFile(policyPath) } catch {
+            return .failure("cannot read policy file: \(error)")
+        }
+        let board: BoardConfig
+        do { board = try BoardConfig.parse(boardText) } catch { return .failure(error.located(in: boardPath)) }
+        do { return .success((board, try PolicyConfig.parse(policyText, board: board))) } catch {
+            return .failure(error.located(in: policyPath))
+        }
+    }
+}
+
+/// The loop of the daemon, specialised for each link and line backend.
+enum Daemon {
+    static func serve<L: LinkBackend & ~Copyable, G: LineBackend & ~Copyable>(
+        link: consuming L, lines: consuming G, config: WearableConfig, events: consuming OutputFile?, trace: String?,
+        mgmt: consuming MgmtSocket, bondsPath: String?, bonds: consuming BondStore
+    ) -> Int32 {
+        let hasController = config.controller.enabled
+        let platform: LinuxPlatform<L, G>
+        do {
+            platform = try LinuxPlatform(link: link, lines: lines, handleSignals: true, tracePath: trace, mgmt: mgmt, bondsPath: bondsPath)
+        } catch {
+            Log.error("\(error)")
+            return ExitCode.setup
+        }
+        var reporter = Reporter(board: config.board, events: events, start: platform.now())
+        // Without a controller the link is ready for a phone at once.
+        if !hasController { reporter.advertising(now: platform.now()) }
+        var runner = Runner(platform: platform, sink: reporter, core: WearableCore(config: config, bonds: bonds))
+        let reason = runner.run()
+        runner.shutdown()
+        Log.info("stopped (\(reason))")
+        return ExitCode.ok
+    }
+}
