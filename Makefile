@@ -9,7 +9,7 @@ CONFIG ?= release
 CORE_MODULES := Bounded ANCS ATT GATT Feedback Config Platform Firmware
 FUZZ_TARGETS := notification-source data-source session
 
-DEBS := pkg-config binutils
+DEBS := pkg-config binutils libgpiod-dev
 
 .PHONY: all deps build test test-unit embedded-check run fuzz fuzz-build clean
 

@@ -15,7 +15,8 @@ var targets: [Target] = [
     .target(name: "Platform", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Firmware", dependencies: ["ANCS", "ATT", "GATT", "Feedback", "Platform", "Bounded"], swiftSettings: core),
     .target(name: "CLinux"),
-    .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux"], swiftSettings: core),
+    .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+    .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux", "CGPIOD", "Config"], swiftSettings: core),
     .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Config", dependencies: ["Bounded", "Feedback", "ANCS"], swiftSettings: core),
 
@@ -30,6 +31,7 @@ var targets: [Target] = [
         swiftSettings: core),
     .testTarget(name: "FeedbackTests", dependencies: ["Feedback", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ConfigTests", dependencies: ["Config", "Feedback", "ANCS"], swiftSettings: core),
+    .testTarget(name: "PlatformLinuxTests", dependencies: ["PlatformLinux", "Platform", "Config", "Bounded"], swiftSettings: core),
 ]
 
 var products: [Product] = []
