@@ -9,7 +9,7 @@ CONFIG ?= release
 CORE_MODULES := Bounded ANCS ATT GATT Feedback Mgmt Config Platform Firmware
 FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-event bond-file controller-setup
 
-DEBS := pkg-config binutils libbluetooth-dev tshark
+DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
 .PHONY: all deps build test test-unit embedded-check run fuzz fuzz-build clean
 

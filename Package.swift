@@ -16,7 +16,8 @@ var targets: [Target] = [
     .target(name: "Firmware", dependencies: ["ANCS", "ATT", "GATT", "Feedback", "Mgmt", "Config", "Platform", "Bounded"], swiftSettings: core),
     .target(name: "CLinux"),
     .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
-    .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux", "CBlueZ"], swiftSettings: core),
+    .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+    .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux", "CBlueZ", "CGPIOD", "Config"], swiftSettings: core),
     .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Mgmt", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Config", dependencies: ["Bounded", "Feedback", "ANCS"], swiftSettings: core),
@@ -39,6 +40,7 @@ var targets: [Target] = [
     .testTarget(name: "FeedbackTests", dependencies: ["Feedback", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "MgmtTests", dependencies: ["Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ConfigTests", dependencies: ["Config", "Feedback", "ANCS"], swiftSettings: core),
+    .testTarget(name: "PlatformLinuxTests", dependencies: ["PlatformLinux", "Platform", "Config", "Bounded"], swiftSettings: core),
 ]
 
 var products: [Product] = [.executable(name: "wristlink", targets: ["wristlink"])]

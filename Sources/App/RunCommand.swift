@@ -95,10 +95,6 @@ public enum RunCommand {
             Log.error("\(options.boardPath!) is a simulated board (chip sim); use --gpio sim, or a board file for real lines")
             return ExitCode.usage
         }
-        guard options.simulatedGPIO else {
-            Log.error("--gpio chip: the libgpiod backend is not built yet; use --gpio sim")
-            return ExitCode.setup
-        }
         var config = WearableConfig(board: board, policy: policy)
         var events: OutputFile? = nil
         if let path = options.eventsPath {
@@ -115,9 +111,7 @@ public enum RunCommand {
                 Log.error("cannot listen on \(path): \(error)")
                 return ExitCode.setup
             }
-            return Daemon.serve(
-                link: link, lines: simulatedLines(board), config: config, events: events, trace: options.tracePath, mgmt: .none,
-                bondsPath: nil, bonds: BondStore())
+            return serve(link: link, options: options, config: config, events: events, mgmt: .none, bondsPath: nil, bonds: BondStore())
         case .bluez(let index):
             config.controller.index = index
             let bondsPath = StateFile.path(options.stateDir)
@@ -136,14 +130,30 @@ public enum RunCommand {
                 Log.error("cannot listen on the ATT channel: \(error)")
                 return ExitCode.setup
             }
-            return Daemon.serve(
-                link: link, lines: simulatedLines(board), config: config, events: events, trace: options.tracePath, mgmt: mgmt,
-                bondsPath: bondsPath, bonds: bonds)
+            return serve(link: link, options: options, config: config, events: events, mgmt: mgmt, bondsPath: bondsPath, bonds: bonds)
         }
     }
 
-    static func simulatedLines(_ board: BoardConfig) -> SimLines {
-        SimLines(outputs: board.outputs.map(\.name), buttons: board.buttons.map(\.name), consoleFD: 0)
+    /// Picks the line backend and runs the daemon on `link`.
+    static func serve<L: LinkBackend & ~Copyable>(
+        link: consuming L, options: Options, config: WearableConfig, events: consuming OutputFile?, mgmt: consuming MgmtSocket,
+        bondsPath: String?, bonds: consuming BondStore
+    ) -> Int32 {
+        let board = config.board
+        if options.simulatedGPIO {
+            let lines = SimLines(outputs: board.outputs.map(\.name), buttons: board.buttons.map(\.name), consoleFD: 0)
+            return Daemon.serve(
+                link: link, lines: lines, config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
+                bonds: bonds)
+        }
+        let lines: GPIODLines
+        do { lines = try GPIODLines(board: board) } catch {
+            Log.error("\(error)")
+            return ExitCode.setup
+        }
+        return Daemon.serve(
+            link: link, lines: lines, config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
+            bonds: bonds)
     }
 }
 

@@ -12,6 +12,7 @@
 //   PollSet.swift         the fixed pollfd table
 //   UnixLink.swift        SOCK_SEQPACKET link: one packet = one ATT PDU
 //   SimLines.swift        simulated lines, buttons pressed from a console
+//   GPIODLines.swift      real lines through libgpiod, as the board file says
 //   CommandReader.swift   bounded line reader for the console
 //   Signals.swift         SIGINT/SIGTERM through signalfd
 //   LinuxPlatform.swift   the Platform implementation tying them together

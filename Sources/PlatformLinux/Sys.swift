@@ -36,6 +36,14 @@ public enum Sys {
         Int32(try call(name) { Int(body()) })
     }
 
+    /// For C library calls that return NULL and set errno on failure
+    /// (libgpiod's open and find calls).
+    @inline(__always)
+    public static func pointer<T>(_ name: String, _ body: () -> T?) throws(SystemError) -> T {
+        if let result = body() { return result }
+        throw SystemError(name, errno: Glibc.errno)
+    }
+
     public static func setNonBlocking(_ fd: Int32) throws(SystemError) {
         let flags = try call32("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
         _ = try call32("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
