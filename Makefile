@@ -11,7 +11,7 @@ FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-even
 
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
-.PHONY: all deps build test test-unit embedded-check run fuzz fuzz-build clean
+.PHONY: all deps build test test-unit embedded-check run fuzz fuzz-build clean install
 
 all: build
 
@@ -46,3 +46,8 @@ fuzz: deps fuzz-build
 
 clean:
 	rm -rf .build
+
+# On the Pi, as root: make install BOARD=pi-zero-2w (or pi4, pi5).
+install:
+	@test -n "$(BOARD)" || { echo "usage: make install BOARD=pi-zero-2w|pi4|pi5"; exit 2; }
+	board/install.sh $(BOARD) $(or $(BINARY),.build/release/wristlink)

@@ -72,6 +72,8 @@ public enum CLI {
           run      the firmware (daemon): talks to the iPhone, drives LEDs and the motor
           phone    a simulated iPhone (ANCS Notification Provider) for run --link unix
           sim      run + phone + a simulated board in this terminal (what `make run` starts)
+          forget   remove the stored bonds
+          lines-off  every output of a board off (for systemd after a crash)
           help     this text, or `wristlink help <command>`
 
         EXIT CODES: 0 stopped cleanly, 1 runtime failure, 2 bad command line,
@@ -90,6 +92,8 @@ public enum CLI {
         case "run": return RunCommand.main(rest)
         case "phone": return PhoneCommand.main(rest)
         case "sim": return SimCommand.main(rest)
+        case "forget": return ForgetCommand.main(rest)
+        case "lines-off": return LinesOffCommand.main(rest)
         case "help", "--help", "-h": return help(rest.first ?? "")
         default:
             Log.error("unknown command '\(command)' (try: wristlink help)")
@@ -102,6 +106,8 @@ public enum CLI {
         case "run": print(RunCommand.usage)
         case "phone": print(PhoneCommand.usage)
         case "sim": print(SimCommand.usage)
+        case "forget": print(ForgetCommand.usage)
+        case "lines-off": print(LinesOffCommand.usage)
         default: print(usage)
         }
         return ExitCode.ok

@@ -1,0 +1,63 @@
+// Small commands around the daemon: forgetting bonds and turning the
+// outputs off from outside (systemd's ExecStopPost, after a crash).
+
+import Config
+import PlatformLinux
+
+public enum ForgetCommand {
+    public static let usage = """
+        USAGE: wristlink forget [--state-dir DIR]
+
+          Removes every stored bond (DIR/bonds; default /var/lib/wristlink). Phones must pair again.
+          A running firmware keeps its keys until it restarts: systemctl restart wristlink.
+          On the iPhone, also choose Forget This Device under Settings > Bluetooth.
+        """
+
+    public static func main(_ args: ArraySlice<String>) -> Int32 {
+        let a: Arguments
+        do { a = try Arguments(args, valued: ["--state-dir"]) } catch { return CLI.fail(error, command: "forget") }
+        let path = StateFile.path(a.value("--state-dir") ?? "/var/lib/wristlink")
+        guard ProcessControl.exists(path) else {
+            print("no bonds stored (\(path) does not exist)")
+            return ExitCode.ok
+        }
+        guard StateFile.remove(path) else {
+            Log.error("cannot remove \(path) (run as root?)")
+            return ExitCode.setup
+        }
+        print("removed \(path); restart the firmware so the controller forgets the keys too")
+        return ExitCode.ok
+    }
+}
+
+public enum LinesOffCommand {
+    public static let usage = """
+        USAGE: wristlink lines-off --board FILE
+
+          Requests every output of the board with its initial value (off) and releases it:
+          outputs off even when the firmware died without doing it (systemd ExecStopPost).
+        """
+
+    public static func main(_ args: ArraySlice<String>) -> Int32 {
+        let a: Arguments
+        do { a = try Arguments(args, valued: ["--board"]) } catch { return CLI.fail(error, command: "lines-off") }
+        guard let path = a.value("--board") else { return CLI.fail(UsageError("--board FILE is required"), command: "lines-off") }
+        let board: BoardConfig
+        do { board = try BoardConfig.parse(try ProcessControl.readFile(path)) } catch let error as ConfigError {
+            Log.error(error.located(in: path))
+            return ExitCode.config
+        } catch {
+            Log.error("cannot read \(path): \(error)")
+            return ExitCode.config
+        }
+        guard !board.simulated else { return ExitCode.ok }
+        do {
+            let lines = try GPIODLines(board: board)
+            _ = consume lines  // released with every output off
+        } catch {
+            Log.error("\(error)")
+            return ExitCode.setup
+        }
+        return ExitCode.ok
+    }
+}

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Installs Wristlink on a Raspberry Pi (run as root on the Pi, from an
+# unpacked release tarball or a checkout with a built binary):
+#   board/install.sh BOARD [BINARY]
+# BOARD is a folder in board/ (pi-zero-2w, pi4, pi5). It copies the binary to
+# /usr/local/bin, the board and policy files to /etc/wristlink (keeping files
+# already there: they may be edited), the unit to /etc/systemd/system, stops
+# and disables bluetoothd (the firmware owns the controller), and enables and
+# starts the service. Idempotent.
+set -eu
+board="${1:?usage: board/install.sh BOARD [BINARY]  (BOARD: pi-zero-2w, pi4, pi5)}"
+here="$(cd "$(dirname "$0")" && pwd)"
+binary="${2:-$here/../.build/release/wristlink}"
+[ -f "$here/$board/board.conf" ] || { echo "no board file $here/$board/board.conf" >&2; exit 2; }
+[ -x "$binary" ] || { echo "no binary at $binary (build with: make pi, or swift build -c release)" >&2; exit 2; }
+[ "$(id -u)" -eq 0 ] || { echo "run as root" >&2; exit 1; }
+
+install -D -m 0755 "$binary" /usr/local/bin/wristlink
+install -d -m 0755 /etc/wristlink
+[ -f /etc/wristlink/board.conf ] || install -m 0644 "$here/$board/board.conf" /etc/wristlink/board.conf
+[ -f /etc/wristlink/policy.conf ] || install -m 0644 "$here/policy.conf" /etc/wristlink/policy.conf
+install -D -m 0644 "$here/wristlink.service" /etc/systemd/system/wristlink.service
+install -d -m 0755 /usr/local/share/doc/wristlink
+for doc in README.md docs; do
+    [ -e "$here/../$doc" ] && cp -r "$here/../$doc" /usr/local/share/doc/wristlink/ 2>/dev/null || true
+done
+getent group gpio >/dev/null || groupadd --system gpio
+systemctl daemon-reload
+systemctl disable --now bluetooth.service 2>/dev/null || true
+systemctl enable --now wristlink.service
+echo "installed; follow it with: journalctl -u wristlink -f"
+echo "pair: the wearable is in pairing mode until it has a bond; on the iPhone, open Settings > Bluetooth and choose Wristlink,"
+echo "then press accept on the wearable while the pairing light blinks."
