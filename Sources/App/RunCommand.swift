@@ -11,7 +11,7 @@ public enum RunCommand {
     public static let usage = """
         USAGE: wristlink run [--link bluez[:hciN] | --link unix:PATH] [--board FILE] [--policy FILE]
                              [--gpio chip | --gpio sim] [--events FILE|-] [--trace FILE]
-                             [--log-level LEVEL] [--state-dir DIR]
+                             [--log-level LEVEL] [--state-dir DIR] [--consent-window-ms MS]
 
           --link bluez[:hciN]  the phone over the kernel's Bluetooth stack (default bluez:hci0)
           --link unix:PATH     listen on a UNIX SOCK_SEQPACKET socket instead (one packet = one ATT PDU),
@@ -25,6 +25,8 @@ public enum RunCommand {
           --trace FILE         every ATT PDU in and out as a btsnoop file (Wireshark, tshark, btmon)
           --log-level LEVEL    error, warning, notice, info (default) or debug; contents are logged only at debug
           --state-dir DIR      where bonds are kept (default /var/lib/wristlink)
+          --consent-window-ms MS  how long a pairing request waits for the wearer's press before it is
+                               refused (1000...25000, default 20000; SMP itself gives up after 30 s)
 
         Stops on SIGINT or SIGTERM with every output off. Exit codes: see wristlink help.
         """
@@ -42,11 +44,12 @@ public enum RunCommand {
         var eventsPath: String? = nil
         var tracePath: String? = nil
         var stateDir = "/var/lib/wristlink"
+        var consentWindowMs: Int64? = nil
     }
 
     static func parse(_ args: ArraySlice<String>) throws(UsageError) -> Options {
         let a = try Arguments(
-            args, valued: ["--link", "--board", "--policy", "--gpio", "--events", "--trace", "--log-level", "--state-dir"])
+            args, valued: ["--link", "--board", "--policy", "--gpio", "--events", "--trace", "--log-level", "--state-dir", "--consent-window-ms"])
         var o = Options()
         if let link = a.value("--link") {
             if link == "bluez" {
@@ -70,6 +73,12 @@ public enum RunCommand {
         o.eventsPath = a.value("--events")
         o.tracePath = a.value("--trace")
         if let d = a.value("--state-dir") { o.stateDir = d }
+        if let text = a.value("--consent-window-ms") {
+            guard let ms = Int64(text), ms >= 1_000, ms <= 25_000 else {
+                throw UsageError("--consent-window-ms must be a number of milliseconds from 1000 to 25000 (got '\(text)')")
+            }
+            o.consentWindowMs = ms
+        }
         if let level = a.value("--log-level") {
             guard let l = LogLevel(name: level) else { throw UsageError("--log-level must be error, warning, notice, info or debug") }
             Log.level = l
@@ -96,6 +105,7 @@ public enum RunCommand {
             return ExitCode.usage
         }
         var config = WearableConfig(board: board, policy: policy)
+        if let ms = options.consentWindowMs { config.controller.consentWindowMs = ms }
         var events: OutputFile? = nil
         if let path = options.eventsPath {
             do { events = try OutputFile(path: path) } catch {
