@@ -138,9 +138,11 @@ public struct Controller: ~Copyable {
         case .userConfirmationRequest(let request):
             confirmationRequested(request.address, now: now)
         case .newLongTermKey(let key):
-            bondUpdated(bonds.apply(key), now: now)
+            let wasPairing = isPairingMode
+            bondUpdated(bonds.apply(key), wasPairing: wasPairing, now: now)
         case .newIdentityResolvingKey(let key):
-            bondUpdated(bonds.apply(key), now: now)
+            let wasPairing = isPairingMode
+            bondUpdated(bonds.apply(key), wasPairing: wasPairing, now: now)
         case .authenticationFailed(let address, let status):
             if consentFor == address { clearConsent() }
             emit(.pairingFailed(status: Name(status.name)))
@@ -190,7 +192,10 @@ public struct Controller: ~Copyable {
 
     private mutating func clearConsent() { consentFor = nil }
 
-    private mutating func bondUpdated(_ update: BondUpdate, now: Instant) {
+    /// `wasPairing`: pairing mode was on before the key was applied. It ends
+    /// with a stored bond, whether it was opened by the buttons or was on
+    /// because no bond existed (the first bond ends that too).
+    private mutating func bondUpdated(_ update: BondUpdate, wasPairing: Bool, now: Instant) {
         switch update {
         case .ignored(let reason):
             let name: Name
@@ -211,10 +216,8 @@ public struct Controller: ~Copyable {
         }
         bondsNeedSaving = true
         emit(.bondStored)
-        if manualPairingUntil != nil {
-            manualPairingUntil = nil
-            emit(.pairingMode(on: false, reason: "bonded"))
-        }
+        manualPairingUntil = nil
+        if wasPairing && !isPairingMode { emit(.pairingMode(on: false, reason: "bonded")) }
     }
 
     /// A long press of both buttons.

@@ -120,6 +120,17 @@ struct ControllerTests {
         #expect(rig.controller.isPairingMode == false, "with a bond, pairing mode is no longer automatic")
     }
 
+    @Test("the first bond ends the automatic pairing mode, reported once (the pairing pattern stops)")
+    func firstBondEndsPairingMode() {
+        var rig = ControllerRig()
+        #expect(rig.events() == [.pairingMode(on: true, reason: "no-bond")])
+        rig.feed(newLongTermKey)
+        #expect(rig.events() == [.bondStored, .pairingMode(on: false, reason: "bonded")])
+        // The phone's IRK after its LTK: stored, pairing mode already off.
+        rig.feed(mgmtEvent(0x0018, "01 00 00 00 00 00 00 " + phoneAddress + " 00112233445566778899AABBCCDDEEFF"))
+        #expect(rig.events() == [.bondStored])
+    }
+
     @Test("outside pairing mode a phone without a bond is disconnected as soon as it connects")
     func unbondedDisconnected() {
         var rig = ControllerRig(bonds: "wristlink-bonds 1\nltk c1aaaaaaaaaa 02 02 00 10 0000 0000000000000000 00112233445566778899aabbccddeeff\n")
