@@ -8,6 +8,8 @@
 // both buttons (`enterPairingMode`) and left after `pairingWindowMs` (two
 // minutes) or once a bond is stored. Outside it, a phone without a bond is
 // disconnected as soon as it connects, and a pairing request is refused.
+// A phone without a bond whose pairing failed (refused by the wearer, or
+// given up) is disconnected too, so it cannot hold the link.
 //
 // Consent: the kernel asks with User Confirmation Request before it pairs
 // (kernel 6.1 even for Just Works). In pairing mode the request waits up to
@@ -146,6 +148,10 @@ public struct Controller: ~Copyable {
         case .authenticationFailed(let address, let status):
             if consentFor == address { clearConsent() }
             emit(.pairingFailed(status: Name(status.name)))
+            // A phone without a bond that failed to pair (refused, or gave
+            // up) stays connected otherwise, unencrypted and useless, and
+            // holds the one ATT link the wearer's own phone needs.
+            if bonds.firstIndex(of: address) == nil { send(.disconnect(address)) }
         default:
             break
         }

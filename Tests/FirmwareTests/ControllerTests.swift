@@ -91,6 +91,26 @@ struct ControllerTests {
         #expect(rig.events().contains(.consent(granted: false, reason: "timeout")))
     }
 
+    @Test("a refused pairing: after the kernel's Authentication Failed the phone is disconnected, freeing the link")
+    func refusedPhoneDisconnected() {
+        var rig = ControllerRig { $0.consentWindowMs = 4_000 }
+        rig.feed(deviceConnected)
+        rig.feed(confirmationRequest)
+        rig.wait(ms: 4_000)
+        #expect(rig.sent() == ["1D 00 00 00 07 00 " + phoneAddress])
+        rig.feed(mgmtEvent(0x0011, phoneAddress + " 05"))  // Authentication Failed
+        #expect(rig.sent() == ["14 00 00 00 07 00 " + phoneAddress])
+        #expect(rig.events().contains(.pairingFailed(status: "authentication-failed")))
+    }
+
+    @Test("a bonded phone whose encryption failed is left to retry, not disconnected")
+    func bondedAuthenticationFailure() {
+        var rig = ControllerRig(bonds: bondFile)
+        rig.feed(deviceConnected)
+        rig.feed(mgmtEvent(0x0011, phoneAddress + " 05"))
+        #expect(rig.sent() == [])
+    }
+
     @Test("a press on reject refuses the pairing")
     func rejectRefuses() {
         var rig = ControllerRig()
