@@ -84,7 +84,7 @@ timeout --signal=TERM "${WL_SUITE_TIMEOUT:-560}" \
   "$PY" "$HERE/suite.py" --out "$OUT" --root "$ROOT" --firmware "$FIRMWARE" \
     --board "$ROOT/board/vm/board.conf" --policy "$POLICY" --state-dir "$STATE" \
     --sim "$SIM" --lines "$(IFS=,; echo "${LINES[*]}")" --consent-ms "${WL_CONSENT_MS:-4000}" \
-    ${CASES:+--cases "$CASES"} 2>&1 | tee "$OUT/suite.stdout"
+    ${CASES:+--cases "$CASES"} ${WL_KEEP:+--keep} 2>&1 | tee "$OUT/suite.stdout"
 rc=${PIPESTATUS[0]}
 [ "$rc" -eq 124 ] && echo "FAIL 0 suite-timeout 0.0 suite.py killed after ${WL_SUITE_TIMEOUT:-560} s" >> "$OUT/summary.txt"
 log "suite.py exited $rc"

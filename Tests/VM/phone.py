@@ -492,6 +492,51 @@ class Phone:
             self.rec.event("security_error", error=repr(e))
 
     # -- scenario steps -------------------------------------------------------
+    @staticmethod
+    def solicits_ancs(data: bytes) -> bool:
+        i = 0
+        while i + 1 < len(data):
+            length = data[i]
+            if length == 0 or i + 1 + length > len(data):
+                break
+            ad_type, payload = data[i + 1], data[i + 2:i + 1 + length]
+            if ad_type == AD_SOLICIT_128 and any(
+                    payload[j:j + 16] == ANCS_UUID_LE for j in range(0, len(payload) - 15, 16)):
+                return True
+            i += 1 + length
+        return False
+
+    async def step_scan(self, step: dict) -> None:
+        """Scan for `seconds` without connecting; one `scan_result` event with
+        how many ANCS advertisements arrived and their mean spacing."""
+        seconds = step.get("seconds", 3)
+        times: list[float] = []
+
+        def on_adv(adv) -> None:
+            if self.solicits_ancs(adv.data_bytes):
+                times.append(time.monotonic())
+
+        self.device.on("advertisement", on_adv)
+        await self.device.start_scanning(filter_duplicates=False)
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            self.device.remove_listener("advertisement", on_adv)
+            await self.device.stop_scanning()
+        # Bumble's scanner reports each advertising PDU twice here (two
+        # reports 2-10 ms apart): count PDUs, not reports. Reports closer
+        # than 15 ms are taken as one PDU, so at the fast interval (20 ms)
+        # the spacing comes out somewhat long; it is only compared with the
+        # slow one (417.5 ms).
+        pdus: list[float] = []
+        for t in times:
+            if not pdus or t - pdus[-1] > 0.015:
+                pdus.append(t)
+        gaps = sorted(b - a for a, b in zip(pdus, pdus[1:]))
+        self.rec.event("scan_result", seconds=seconds, reports=len(times), count=len(pdus),
+                       median_gap_ms=round(1000 * gaps[len(gaps) // 2]) if gaps else None,
+                       first_report_gaps_ms=[round(1000 * (b - a), 1) for a, b in zip(times[:12], times[1:12])])
+
     async def step_connect(self, step: dict) -> None:
         timeout = step.get("timeout", 30)
         found = asyncio.get_running_loop().create_future()
@@ -596,6 +641,8 @@ class Phone:
         elif do == "wait_disconnect":
             if self.connection is not None:
                 await self.rec.wait_for(lambda r: r["event"] == "disconnected", timeout)
+        elif do == "scan":
+            await self.step_scan(step)
         elif do == "browse_wearable":
             await self.browse_wearable(timeout)
         elif do == "remove_ancs":

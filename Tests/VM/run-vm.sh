@@ -4,7 +4,8 @@
 #   run-vm.sh [CASES]        CASES: e.g. 1,2 (default: all)
 # Env: VM_CPUS (default 1), VM_MEMORY (default 1G), VM_TIMEOUT (default 590 s,
 #      the hard bound on the whole boot), WL_FIRMWARE (default
-#      .build/release/wristlink), WL_SUITE_TIMEOUT, WL_CONSENT_MS.
+#      .build/release/wristlink), WL_SUITE_TIMEOUT, WL_CONSENT_MS, WL_KEEP=1
+#      (keep the artifacts of passed cases too).
 # Results: .build/vm/out/run-<date>/ (.build/vm/out/latest links the newest;
 # the 5 newest are kept); a failed case keeps cases/N-name/. Exit 0 when
 # every case passed.

@@ -170,10 +170,16 @@ class Firmware:
                    "--trace", self.trace_path, "--log-level", "debug",
                    "--consent-window-ms", str(self.args.consent_ms)]
         log.info("firmware start #%d: %s", self.runs, " ".join(command))
+        self.started_at = time.monotonic()
         with open(self.log_path, "wb") as out:
             self.proc = await asyncio.create_subprocess_exec(
                 *command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 cwd=self.args.root)
+
+    def uptime(self) -> float:
+        """Seconds since this firmware run started (the events' t_ms clock,
+        within the process start-up time)."""
+        return time.monotonic() - self.started_at
 
     @property
     def running(self) -> bool:
@@ -374,8 +380,10 @@ class Suite:
         except subprocess.TimeoutExpired:
             btmon.kill()
         ok = reason is None
-        if ok:
+        if ok and not self.args.keep:
             shutil.rmtree(case_dir, ignore_errors=True)
+        elif ok:
+            self.keep_artifacts(case_dir, offsets)
         else:
             with open(os.path.join(case_dir, "why.txt"), "w") as f:
                 f.write(f"case {number} {name}: {reason}\nlast step: {self.step}\n")
@@ -646,6 +654,45 @@ class Suite:
                        message="After Service Changed", date="20260101T123000")
         await fw.wait(10, m3, "notification", event="added", uid=50)
 
+    async def scan(self, p: PhoneHandle, seconds: float) -> dict:
+        m = p.rec.mark()
+        await p.step(do="scan", seconds=seconds)
+        return p.since(m, "scan_result")[0]
+
+    async def case_cadence(self) -> None:
+        """Fast advertising for 30 s after start or a disconnection, then
+        slow; none while the phone is connected."""
+        s, fw, p1, p2 = self, self.fw, self.p1, self.p2
+        fast_ms = 30_000
+        if not p1.connected:
+            fm = fw.mark()
+            await s.connect(p1)
+            await fw.wait(20, fm, "session", state="subscribed")
+        phase_start = max([e["t_ms"] for e in fw.since(0, "session", state="ended")]
+                          + [e["t_ms"] for e in fw.since(0, "session", state="advertising")])
+        wait = (phase_start + fast_ms + 2_000) / 1000 - fw.uptime()
+        s.note(f"the phone stays connected past the fast phase ({max(wait, 0):.0f} s)")
+        if wait > 0:
+            await asyncio.sleep(wait)
+        r = await s.scan(p2, 3)
+        check(r["count"] == 0, f"advertising while the phone is connected: {r}")
+        s.note("the phone leaves: fast advertising")
+        fm = fw.mark()
+        await s.disconnect(p1)
+        left = (await fw.wait(10, fm, "session", state="ended"))["t_ms"]
+        r = await s.scan(p2, 3)
+        check(r["count"] >= 5 and r["median_gap_ms"] < 100, f"not fast after the disconnection: {r}")
+        wait = (left + fast_ms + 2_000) / 1000 - fw.uptime()
+        s.note(f"after 30 s: slow advertising ({max(wait, 0):.0f} s)")
+        if wait > 0:
+            await asyncio.sleep(wait)
+        r = await s.scan(p2, 4)
+        check(r["count"] >= 2 and 300 <= r["median_gap_ms"] <= 1000,
+              f"not slow (417.5 ms) 30 s after the disconnection: {r}")
+        fm = fw.mark()
+        await s.connect(p1)
+        await fw.wait(20, fm, "session", state="subscribed")
+
     # -- the whole run ------------------------------------------------------------
     async def run(self) -> bool:
         t0 = time.monotonic()
@@ -659,6 +706,7 @@ class Suite:
             (5, "restart", self.case_restart, 90),
             (6, "pairing-refused", self.case_refused, 75),
             (7, "service-changed", self.case_service_changed, 60),
+            (8, "advertising-cadence", self.case_cadence, 110),
         ]
         only = set(int(x) for x in self.args.cases.split(",")) if self.args.cases else None
         cold_ok = True
@@ -698,6 +746,7 @@ def main() -> int:
                    help="line names in offset order")
     p.add_argument("--consent-ms", type=int, default=4000)
     p.add_argument("--cases", default="", help="comma-separated case numbers (default: all)")
+    p.add_argument("--keep", action="store_true", help="keep the artifacts of passed cases too")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     logging.basicConfig(
