@@ -11,7 +11,7 @@ FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-even
 
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
-.PHONY: all deps build test test-unit embedded-check run fuzz fuzz-build clean install
+.PHONY: all deps build test test-unit test-vm vm-setup embedded-check run fuzz fuzz-build clean install
 
 all: build
 
@@ -21,7 +21,7 @@ deps:
 build: deps
 	$(SWIFT) build -c $(CONFIG)
 
-test: deps test-unit embedded-check
+test: deps test-unit embedded-check test-vm
 	@echo "make test: all passed"
 
 test-unit:
@@ -30,6 +30,19 @@ test-unit:
 
 embedded-check:
 	@scripts/embedded-check $(CORE_MODULES)
+
+# The real-kernel suite (Tests/VM/NOTES.md): the release binary in a
+# virtme-ng VM (Debian's 6.1 kernel under TCG) against the kernel's Bluetooth
+# stack, a Bumble iPhone and gpio-sim lines. One boot runs every case; the
+# whole run is bounded (VM_TIMEOUT, default 590 s). VM_CASES=1,2 runs some.
+test-vm: deps vm-setup
+	$(SWIFT) build -c release --product wristlink
+	@Tests/VM/run-vm.sh $(VM_CASES)
+
+# Idempotent: qemu, the kernel image/headers/source, gpiod and bluez tools,
+# the pinned venv (virtme-ng, bumble) and gpio-sim.ko, cached in .build/vm.
+vm-setup:
+	@Tests/VM/setup.sh
 
 run: build
 	@echo "The simulator arrives with the runnable product (issue 5); for now: make test"
