@@ -304,10 +304,7 @@ class Suite:
     async def start_phones(self) -> None:
         P.patch_bumble()
         self.link = bumble_link.LocalLink()
-        self.transport = await open_transport("vhci")
-        self.kernel_ctrl = Controller("wl-ctrl", host_source=self.transport.source,
-                                      host_sink=self.transport.sink, link=self.link,
-                                      public_address=P.KERNEL_CTRL_ADDR)
+        await self.open_vhci()
         scenario = {
             # replayed with PreExisting at every subscription: never alerts, and
             # News is not an unread category, so it lights nothing
@@ -327,6 +324,18 @@ class Suite:
                 keystore=os.path.join(results, "keystore.json"), name=f"iPhone {label[-1]}")
             self.phones.append(PhoneHandle(label, device, phone, rec, results))
         self.p1, self.p2 = self.phones
+
+    async def open_vhci(self) -> None:
+        """The controller behind the kernel's hci0: opening /dev/vhci makes
+        hci0 appear, closing it makes hci0 go away."""
+        self.transport = await open_transport("vhci")
+        self.kernel_ctrl = Controller("wl-ctrl", host_source=self.transport.source,
+                                      host_sink=self.transport.sink, link=self.link,
+                                      public_address=P.KERNEL_CTRL_ADDR)
+
+    async def close_vhci(self) -> None:
+        await self.transport.close()
+        self.link.remove_controller(self.kernel_ctrl)
 
     # -- case bookkeeping -----------------------------------------------------
     def artifact_offsets(self) -> dict[str, int]:
@@ -693,6 +702,27 @@ class Suite:
         await s.connect(p1)
         await fw.wait(20, fm, "session", state="subscribed")
 
+    async def case_controller_gone(self) -> None:
+        """hci0 goes away and comes back (a controller reset, a USB dongle
+        replugged): the firmware waits, sets it up again with the stored
+        bond, and the phone reconnects without pairing."""
+        s, fw, p1 = self, self.fw, self.p1
+        fm = fw.mark()
+        await s.disconnect(p1)
+        s.note("hci0 goes away")
+        await s.close_vhci()
+        await fw.wait(10, fm, "error", what="controller", detail="gone")
+        await asyncio.sleep(1)
+        check(fw.running, "the firmware exited when the controller went away")
+        s.note("hci0 comes back")
+        await s.open_vhci()
+        await fw.wait(20, fm, "session", state="advertising")
+        pm = await s.connect(p1, encrypt_if_bonded=False)
+        await fw.wait(30, fm, "session", state="subscribed")
+        check(p1.since(pm, "security_request", bonded=True), "the phone got no Security Request")
+        check(not p1.since(pm, "paired"), "paired again")
+        check(not fw.since(fm, "pairing", state="consent-requested"), "asked for consent")
+
     # -- the whole run ------------------------------------------------------------
     async def run(self) -> bool:
         t0 = time.monotonic()
@@ -707,6 +737,7 @@ class Suite:
             (6, "pairing-refused", self.case_refused, 75),
             (7, "service-changed", self.case_service_changed, 60),
             (8, "advertising-cadence", self.case_cadence, 110),
+            (9, "controller-gone", self.case_controller_gone, 60),
         ]
         only = set(int(x) for x in self.args.cases.split(",")) if self.args.cases else None
         cold_ok = True
