@@ -82,8 +82,17 @@ public struct Controller: ~Copyable {
         // The name was checked when the configuration was read; the
         // fallback is a literal known to be valid.
         let index = ControllerIndex(config.index)
-        let setupConfig = (try? LocalName(config.name)).flatMap { try? SetupConfig(index: index, name: $0, solicitedService: ANCSUUID.service) }
-            ?? (try! SetupConfig(index: index, name: LocalName("Wristlink"), solicitedService: ANCSUUID.service))
+        // One typed throw per `try`: two in one expression make the error
+        // `any Error`, which Embedded Swift refuses.
+        let setupConfig: SetupConfig
+        if let name = try? LocalName(config.name),
+            let checked = try? SetupConfig(index: index, name: name, solicitedService: ANCSUUID.service)
+        {
+            setupConfig = checked
+        } else {
+            let fallback = try! LocalName("Wristlink")
+            setupConfig = try! SetupConfig(index: index, name: fallback, solicitedService: ANCSUUID.service)
+        }
         setup = ControllerSetup(config: setupConfig)
         self.bonds = bonds
         commands = PacketQueue(capacity: 8, slotBytes: ControllerSetup.commandBufferCapacity)
