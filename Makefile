@@ -11,7 +11,7 @@ FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-even
 
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
-.PHONY: all deps build test test-unit embedded-check run fuzz fuzz-build clean install
+.PHONY: all deps build test test-unit embedded-check run fuzz fuzz-build clean install soak
 
 all: build
 
@@ -51,3 +51,9 @@ clean:
 install:
 	@test -n "$(BOARD)" || { echo "usage: make install BOARD=pi-zero-2w|pi4|pi5"; exit 2; }
 	board/install.sh $(BOARD) $(or $(BINARY),.build/release/wristlink)
+
+# The seeded fault simulation for as long as you give it (release build).
+SOAK_SECONDS ?= 600
+soak: deps
+	WRISTLINK_SIM_SECONDS=$(SOAK_SECONDS) WRISTLINK_SIM_FIRST_SEED=$(or $(SEED),$(shell date +%s)) \
+		$(SWIFT) test -c release --filter SimulationTests/randomPhones
