@@ -439,6 +439,22 @@ public struct PhoneLink: ~Copyable {
         writeCCCD(ns.cccdHandle, CCCDValue.none, tag: .notificationSourceOff, now: now)
     }
 
+    // The wearer's requests go through the link rather than a settable
+    // `session`, so only Control Point work can be queued from outside;
+    // `flush` sends it.
+
+    public mutating func fetchAttributes(uid: UInt32, _ attributes: NotificationAttributeSet) -> RequestOutcome {
+        session.fetchAttributes(uid: uid, attributes)
+    }
+
+    public mutating func fetchAppName(_ appIdentifier: AppIdentifier) -> RequestOutcome {
+        session.fetchAppName(appIdentifier)
+    }
+
+    public mutating func performAction(uid: UInt32, _ action: ActionID) -> RequestOutcome {
+        session.performAction(uid: uid, action)
+    }
+
     /// Sends queued Control Point commands. Call after reading the events of
     /// an input: a command sent here replaces the last attribute values.
     public mutating func flush(now: Instant) {
