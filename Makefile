@@ -6,7 +6,7 @@ SWIFT ?= swift
 # Tests run on the optimised build: it is what ships, preconditions stay on,
 # and allocation counts only mean something there.
 CONFIG ?= release
-CORE_MODULES := Bounded ANCS ATT GATT Feedback Platform Firmware
+CORE_MODULES := Bounded ANCS ATT GATT Feedback Platform Firmware PhoneSim
 FUZZ_TARGETS := notification-source data-source session
 
 DEBS := pkg-config binutils

@@ -17,6 +17,8 @@ var targets: [Target] = [
     .target(name: "CLinux"),
     .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux"], swiftSettings: core),
     .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
+    // The simulated iPhone (ANCS Notification Provider), sans-IO like the core.
+    .target(name: "PhoneSim", dependencies: ["Bounded", "ATT", "GATT", "ANCS"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
     .testTarget(name: "BoundedTests", dependencies: ["Bounded", "AllocCounter"], swiftSettings: core),
@@ -28,6 +30,10 @@ var targets: [Target] = [
         dependencies: ["Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],
         swiftSettings: core),
     .testTarget(name: "FeedbackTests", dependencies: ["Feedback", "AllocCounter"], swiftSettings: core),
+    .testTarget(
+        name: "PhoneSimTests",
+        dependencies: ["PhoneSim", "Firmware", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],
+        swiftSettings: core),
 ]
 
 var products: [Product] = []
