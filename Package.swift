@@ -24,9 +24,11 @@ var targets: [Target] = [
 
     .target(
         name: "App",
-        dependencies: ["Firmware", "PlatformLinux", "Platform", "Config", "Feedback", "Mgmt", "ANCS", "ATT", "GATT", "Bounded"],
+        dependencies: ["Firmware", "PlatformLinux", "Platform", "Config", "Feedback", "Mgmt", "PhoneSim", "ANCS", "ATT", "GATT", "Bounded"],
         swiftSettings: core),
     .executableTarget(name: "wristlink", dependencies: ["App", "PlatformLinux"], swiftSettings: core),
+    // The simulated iPhone (ANCS Notification Provider), sans-IO like the core.
+    .target(name: "PhoneSim", dependencies: ["Bounded", "ATT", "GATT", "ANCS"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
     .testTarget(name: "BoundedTests", dependencies: ["Bounded", "AllocCounter"], swiftSettings: core),
@@ -41,6 +43,10 @@ var targets: [Target] = [
     .testTarget(name: "MgmtTests", dependencies: ["Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ConfigTests", dependencies: ["Config", "Feedback", "ANCS"], swiftSettings: core),
     .testTarget(name: "PlatformLinuxTests", dependencies: ["PlatformLinux", "Platform", "Config", "Bounded"], swiftSettings: core),
+    .testTarget(
+        name: "PhoneSimTests",
+        dependencies: ["PhoneSim", "Firmware", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],
+        swiftSettings: core),
 ]
 
 var products: [Product] = [.executable(name: "wristlink", targets: ["wristlink"])]
