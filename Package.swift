@@ -43,6 +43,7 @@ var targets: [Target] = [
     .testTarget(name: "MgmtTests", dependencies: ["Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ConfigTests", dependencies: ["Config", "Feedback", "ANCS"], swiftSettings: core),
     .testTarget(name: "PlatformLinuxTests", dependencies: ["PlatformLinux", "Platform", "Config", "Bounded"], swiftSettings: core),
+    .testTarget(name: "EndToEndTests", dependencies: ["wristlink", "PlatformLinux", "Bounded"], swiftSettings: core),
     .testTarget(
         name: "PhoneSimTests",
         dependencies: ["PhoneSim", "Firmware", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],

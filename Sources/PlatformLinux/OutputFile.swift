@@ -46,6 +46,8 @@ public enum ProcessControl {
 
     public static var processID: Int32 { getpid() }
 
+    public static func sleep(ms: Int64) { usleep(useconds_t(max(0, ms) * 1000)) }
+
     public static let pollIn = Int16(POLLIN)
 
     public static func makeDirectory(_ path: String) { _ = mkdir(path, 0o700) }

@@ -19,6 +19,7 @@ public protocol LinkBackend: ~Copyable {
 }
 
 public struct UnixLink: ~Copyable, LinkBackend {
+    public static let maxPacketBytes = PacketSocket.maxPacketBytes
     private var listener: Int32 = -1
     private var socket: PacketSocket
     private let path: String?
