@@ -31,8 +31,10 @@ test-unit:
 embedded-check:
 	@scripts/embedded-check $(CORE_MODULES)
 
+# The simulator: firmware + simulated iPhone + simulated board in this
+# terminal (keys: a/A r/R accept/reject, c call, m message, e email, q quit).
 run: build
-	@echo "The simulator arrives with the runnable product (issue 5); for now: make test"
+	.build/$(CONFIG)/wristlink sim
 
 # libFuzzer + ASan. SwiftPM passes -sanitize=fuzzer to the executable only,
 # so the coverage flags are added for every module explicitly.
