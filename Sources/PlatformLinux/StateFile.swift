@@ -5,6 +5,7 @@
 // moved aside (bonds.corrupt-<seconds>) and reported; it is never fatal.
 
 import Bounded
+import CBlueZ
 import Glibc
 
 public enum StateFile {

@@ -6,6 +6,7 @@
 // connection is accepted and closed.
 
 import Bounded
+import CBlueZ
 import CLinux
 import Glibc
 import Platform
