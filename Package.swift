@@ -18,6 +18,11 @@ var targets: [Target] = [
     .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
     .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux", "CBlueZ"], swiftSettings: core),
     .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
+    // The Pi binary's bring-up entry point (docs/pi-build.md); built here too
+    // so it stays valid Swift for the host and can be compared with the
+    // aarch64 build.
+    .executableTarget(
+        name: "wristlink-pi", dependencies: ["Firmware", "PlatformLinux", "Platform", "ANCS", "Bounded"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
     .testTarget(name: "BoundedTests", dependencies: ["Bounded", "AllocCounter"], swiftSettings: core),
