@@ -33,13 +33,15 @@ embedded-check:
 
 # The Pi binary (docs/pi-build.md): the same sources cross-built with
 # Embedded Swift for aarch64 Linux, packed with the board files.
+# Every Swift module of the binary in dependency order, the entry point last.
+PI_MODULES ?= $(CORE_MODULES) PlatformLinux wristlink-pi
 PI_MAX_BYTES ?= 262144
 
 pi-deps:
 	@scripts/pi-deps
 
 pi-build: pi-deps
-	@scripts/build-pi $(CORE_MODULES)
+	@scripts/build-pi $(PI_MODULES)
 
 pi: pi-build
 	@scripts/package-pi
@@ -57,7 +59,7 @@ pi-test: pi-build
 # Memory: qemu's RSS is mostly qemu's own, so the same Embedded build is
 # also made for x86_64 and run natively against the same phone.
 pi-measure: pi-build
-	PI_ARCH=x86_64 scripts/build-pi $(CORE_MODULES)
+	PI_ARCH=x86_64 scripts/build-pi $(PI_MODULES)
 	$(SWIFT) build -c $(CONFIG) --build-tests
 	WRISTLINK_PI_COMMAND=".build/pi-x86_64/wristlink" $(SWIFT) test -c $(CONFIG) --skip-build --filter PiBinaryTests
 	WRISTLINK_PI_COMMAND="$$(command -v qemu-aarch64) -L /usr/aarch64-linux-gnu .build/pi/wristlink" \
