@@ -29,6 +29,10 @@ var targets: [Target] = [
     .executableTarget(name: "wristlink", dependencies: ["App", "PlatformLinux"], swiftSettings: core),
     // The simulated iPhone (ANCS Notification Provider), sans-IO like the core.
     .target(name: "PhoneSim", dependencies: ["Bounded", "ATT", "GATT", "ANCS"], swiftSettings: core),
+    // The Pi binary's bring-up entry point (docs/pi-build.md); built here too
+    // so it stays valid Swift for the host and can be compared with the
+    // aarch64 build.
+    .executableTarget(name: "wristlink-pi", dependencies: ["App", "PlatformLinux"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
     .target(name: "TestSupport", dependencies: ["AllocCounter", "Bounded"], path: "Tests/Support/TestSupport", swiftSettings: core),
@@ -44,7 +48,7 @@ var targets: [Target] = [
     .testTarget(name: "MgmtTests", dependencies: ["TestSupport", "Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ConfigTests", dependencies: ["TestSupport", "Config", "Feedback", "ANCS"], swiftSettings: core),
     .testTarget(name: "PlatformLinuxTests", dependencies: ["TestSupport", "PlatformLinux", "Platform", "Config", "Bounded"], swiftSettings: core),
-    .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "wristlink", "PlatformLinux", "Bounded"], swiftSettings: core),
+    .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "wristlink", "wristlink-pi", "PlatformLinux", "Bounded"], swiftSettings: core),
     .testTarget(
         name: "PhoneSimTests",
         dependencies: ["TestSupport", "PhoneSim", "Firmware", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],

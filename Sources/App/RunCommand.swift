@@ -141,7 +141,7 @@ public enum RunCommand {
     ) -> Int32 {
         let board = config.board
         if options.simulatedGPIO {
-            let lines = SimLines(outputs: board.outputs.map(\.name), buttons: board.buttons.map(\.name), consoleFD: 0)
+            let lines = SimLines(outputs: board.outputs.map { $0.name }, buttons: board.buttons.map { $0.name }, consoleFD: 0)
             return Daemon.serve(
                 link: link, lines: lines, config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
                 bonds: bonds)

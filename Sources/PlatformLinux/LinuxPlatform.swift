@@ -2,7 +2,7 @@
 // the signals; the timeout is the earliest deadline anyone reported. No tick.
 
 import Bounded
-import Glibc
+import CLinux
 import Platform
 
 public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & ~Copyable>: ~Copyable, Platform {

@@ -6,7 +6,7 @@
 // combination is specialised and nothing is boxed.
 //
 // C headers: files that use socket declarations (SOCK_*, sockaddr_un)
-// import CBlueZ as well as Glibc. Its shim includes <sys/socket.h>, and in
+// import CBlueZ as well as CLinux. Its shim includes <sys/socket.h>, and in
 // a whole-module (release) build those declarations resolve to CBlueZ, so a
 // file without that import cannot see them (debug builds hide this). Every syscall goes
 // through `Sys`, which retries EINTR and turns errno into a typed
