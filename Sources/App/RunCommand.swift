@@ -224,6 +224,12 @@ enum Daemon {
         var runner = Runner(platform: platform, sink: reporter, core: WearableCore(config: config, bonds: bonds))
         let reason = runner.run()
         runner.shutdown()
+        // A fatal stop (the loop could not go on) is a failure for systemd's
+        // Restart=on-failure; the outputs are off either way.
+        if reason.text.description.hasPrefix("fatal") {
+            Log.error("stopped: \(reason)")
+            return ExitCode.failure
+        }
         Log.info("stopped (\(reason))")
         return ExitCode.ok
     }
