@@ -6,12 +6,12 @@ SWIFT ?= swift
 # Tests run on the optimised build: it is what ships, preconditions stay on,
 # and allocation counts only mean something there.
 CONFIG ?= release
-CORE_MODULES := Bounded ANCS ATT GATT Feedback Mgmt Config Platform Firmware
+CORE_MODULES := Bounded ANCS ATT GATT Feedback Mgmt Config Platform Firmware PhoneSim
 FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-event bond-file controller-setup
 
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
-.PHONY: all deps build test test-unit test-vm vm-setup embedded-check run fuzz fuzz-build clean install
+.PHONY: all deps build test test-unit test-vm vm-setup embedded-check run fuzz fuzz-build clean install soak pi pi-deps pi-build pi-test pi-measure
 
 all: build
 
@@ -21,7 +21,7 @@ deps:
 build: deps
 	$(SWIFT) build -c $(CONFIG)
 
-test: deps test-unit embedded-check test-vm
+test: deps test-unit embedded-check pi-test test-vm
 	@echo "make test: all passed"
 
 test-unit:
@@ -44,8 +44,48 @@ test-vm: deps vm-setup
 vm-setup:
 	@Tests/VM/setup.sh
 
+# The Pi binary (docs/pi-build.md): the same sources cross-built with
+# Embedded Swift for aarch64 Linux, packed with the board files.
+# Every Swift module of the binary in dependency order, the entry point last.
+PI_MODULES ?= $(CORE_MODULES) PlatformLinux App wristlink-pi
+# Issue 9's goal is 256 KiB; the whole firmware is over it today (see
+# docs/pi-build.md "Size"), so the check guards against growth instead.
+PI_GOAL_BYTES ?= 262144
+PI_MAX_BYTES ?= 655360
+
+pi-deps:
+	@scripts/pi-deps
+
+pi-build: pi-deps
+	@scripts/build-pi $(PI_MODULES)
+
+pi: pi-build
+	@scripts/package-pi
+
+# The aarch64 binary under qemu against the scripted phone of
+# PiBinaryTests (the host build of the same entry point passes it in
+# test-unit), and the size goal.
+pi-test: pi-build
+	$(SWIFT) build -c $(CONFIG) --build-tests
+	WRISTLINK_PI_COMMAND="$$(command -v qemu-aarch64) -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=$(CURDIR)/.build/pi-sysroot/usr/lib/aarch64-linux-gnu .build/pi/wristlink" \
+		$(SWIFT) test -c $(CONFIG) --skip-build --filter PiBinaryTests
+	@size=$$(wc -c < .build/pi/wristlink); \
+		echo "pi-test: binary $$size bytes (goal $(PI_GOAL_BYTES), growth limit $(PI_MAX_BYTES))"; \
+		test "$$size" -le $(PI_MAX_BYTES)
+
+# Memory: qemu's RSS is mostly qemu's own, so the same Embedded build is
+# also made for x86_64 and run natively against the same phone.
+pi-measure: pi-build
+	PI_ARCH=x86_64 scripts/build-pi $(PI_MODULES)
+	$(SWIFT) build -c $(CONFIG) --build-tests
+	WRISTLINK_PI_COMMAND=".build/pi-x86_64/wristlink" $(SWIFT) test -c $(CONFIG) --skip-build --filter PiBinaryTests
+	WRISTLINK_PI_COMMAND="$$(command -v qemu-aarch64) -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=$(CURDIR)/.build/pi-sysroot/usr/lib/aarch64-linux-gnu .build/pi/wristlink" \
+		$(SWIFT) test -c $(CONFIG) --skip-build --filter PiBinaryTests
+
+# The simulator: firmware + simulated iPhone + simulated board in this
+# terminal (keys: a/A r/R accept/reject, c call, m message, e email, q quit).
 run: build
-	@echo "The simulator arrives with the runnable product (issue 5); for now: make test"
+	.build/$(CONFIG)/wristlink sim
 
 # libFuzzer + ASan. SwiftPM passes -sanitize=fuzzer to the executable only,
 # so the coverage flags are added for every module explicitly.
@@ -64,3 +104,9 @@ clean:
 install:
 	@test -n "$(BOARD)" || { echo "usage: make install BOARD=pi-zero-2w|pi4|pi5"; exit 2; }
 	board/install.sh $(BOARD) $(or $(BINARY),.build/release/wristlink)
+
+# The seeded fault simulation for as long as you give it (release build).
+SOAK_SECONDS ?= 600
+soak: deps
+	WRISTLINK_SIM_SECONDS=$(SOAK_SECONDS) WRISTLINK_SIM_FIRST_SEED=$(or $(SEED),$(shell date +%s)) \
+		$(SWIFT) test -c release --filter SimulationTests/randomPhones

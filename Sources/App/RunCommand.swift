@@ -151,7 +151,7 @@ public enum RunCommand {
     ) -> Int32 {
         let board = config.board
         if options.simulatedGPIO {
-            let lines = SimLines(outputs: board.outputs.map(\.name), buttons: board.buttons.map(\.name), consoleFD: 0)
+            let lines = SimLines(outputs: board.outputs.map { $0.name }, buttons: board.buttons.map { $0.name }, consoleFD: 0)
             return Daemon.serve(
                 link: link, lines: lines, config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
                 bonds: bonds)
@@ -234,6 +234,12 @@ enum Daemon {
         var runner = Runner(platform: platform, sink: reporter, core: WearableCore(config: config, bonds: bonds))
         let reason = runner.run()
         runner.shutdown()
+        // A fatal stop (the loop could not go on) is a failure for systemd's
+        // Restart=on-failure; the outputs are off either way.
+        if reason.text.description.hasPrefix("fatal") {
+            Log.error("stopped: \(reason)")
+            return ExitCode.failure
+        }
         Log.info("stopped (\(reason))")
         return ExitCode.ok
     }

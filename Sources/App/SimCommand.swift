@@ -7,6 +7,7 @@
 // script reading --events would see.
 
 import Bounded
+import Config
 import PlatformLinux
 
 public enum SimCommand {
@@ -29,6 +30,14 @@ public enum SimCommand {
         do { a = try Arguments(args, valued: ["--scenario", "--board", "--policy"]) } catch { return CLI.fail(error, command: "sim") }
         let board = a.value("--board") ?? "board/sim/board.conf"
         let policy = a.value("--policy") ?? "board/policy.conf"
+        // Checked here too, so a bad file is reported before anything starts.
+        let outputNames: [String]
+        switch ConfigFiles.load(boardPath: board, policyPath: policy) {
+        case .success(let loaded): outputNames = loaded.0.outputs.map { $0.name }
+        case .failure(let message):
+            Log.error(message)
+            return ExitCode.config
+        }
         let dir = "/tmp/wristlink-sim-\(ProcessControl.processID)"
         ProcessControl.makeDirectory(dir)
         let socket = dir + "/phone.sock"
@@ -63,7 +72,7 @@ public enum SimCommand {
         }
 
         let terminal = Terminal()
-        var screen = SimScreen(interactive: terminal.isInteractive, columns: terminal.columns)
+        var screen = SimScreen(interactive: terminal.isInteractive, columns: terminal.columns, outputs: outputNames)
         var keys = CommandReader(fd: 0)
         var events = CommandReader(fd: firmware.stdout, maxLineBytes: 8192)
         var phoneOut = CommandReader(fd: phone.stdout, maxLineBytes: 2048)
@@ -134,7 +143,8 @@ public enum SimCommand {
         case "c": phone.send(line: "call \"Alice\"")
         case "m": phone.send(line: "message \"Bob\" \"Lunch at noon?\"")
         case "e": phone.send(line: "email \"Carol\" \"Quarterly report\"")
-        case "x": phone.send(line: "remove-newest")
+        case "x":
+            if let uid = screen.present.last { phone.send(line: "remove \(uid)") } else { screen.note("nothing to remove") }
         case "q", "\u{03}", "\u{04}": return false
         default: screen.note("keys: a A r R c m e x q")
         }

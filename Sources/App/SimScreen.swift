@@ -8,14 +8,18 @@ struct SimScreen {
     let interactive: Bool
     let columns: Int
     var phoneGone = false
+    /// The notifications present, newest last (from the firmware's events).
+    private(set) var present: [String] = []
     private var lines: [(name: String, on: Bool)] = []
     private var session = "starting"
     private var recent: [String] = []
     private var t0: Int64? = nil
 
-    init(interactive: Bool, columns: Int) {
+    /// `outputs`: the board's output names, drawn from the start (all off).
+    init(interactive: Bool, columns: Int, outputs: [String]) {
         self.interactive = interactive
         self.columns = max(40, min(columns, 120))
+        lines = outputs.map { ($0, false) }
     }
 
     mutating func note(_ text: String) { remember("· " + text) }
@@ -46,6 +50,10 @@ struct SimScreen {
             session = e["state"] ?? session
             remember("\(stamp(e)) session \(session)" + (e["reason"].map { " (\($0))" } ?? ""))
         case "notification":
+            if let uid = e["uid"] {
+                present.removeAll { $0 == uid }
+                if e["event"] != "removed" { present.append(uid) }
+            }
             remember("\(stamp(e)) \(e["event"] ?? "") uid \(e["uid"] ?? "") \(e["category"] ?? "") \(e["flags"].map { $0.isEmpty ? "" : "[\($0)]" } ?? "")")
         case "button":
             remember("\(stamp(e)) button \(e["button"] ?? "") \(e["gesture"] ?? "")")
@@ -74,7 +82,7 @@ struct SimScreen {
             switch line.name {
             case "vibration", "motor":
                 lit = line.on ? esc + "1;33m≋≋ BZZZ ≋≋" + esc + "0m" : esc + "2m··  still  ··" + esc + "0m"
-            case let n where n.contains("call"):
+            case let n where n.split(separator: "-").contains { $0 == "call" }:
                 lit = line.on ? esc + "1;31m●" + esc + "0m" : esc + "2m○" + esc + "0m"
             default:
                 lit = line.on ? esc + "1;32m●" + esc + "0m" : esc + "2m○" + esc + "0m"

@@ -169,6 +169,14 @@ public struct PatternPlayer: ~Copyable {
         return count
     }
 
+    /// Whether `owner` has a pattern stored on `output` (playing, waiting
+    /// or paused; a finite pattern that has ended is no longer stored).
+    public func holds(owner: UInt32, output: Int) -> Bool {
+        checkOutput(output)
+        for i in slotRange(output) where slots[i]?.owner == owner { return true }
+        return false
+    }
+
     // MARK: Commands
 
     /// Starts `pattern` on `output` for `owner`, replacing that owner's

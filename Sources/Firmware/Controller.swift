@@ -79,25 +79,31 @@ public struct Controller: ~Copyable {
 
     public init(config: ControllerConfig, bonds: consuming BondStore) {
         self.config = config
-        // The name was checked when the configuration was read; the
-        // fallback is a literal known to be valid.
-        let index = ControllerIndex(config.index)
-        // One typed throw per `try`: two in one expression make the error
-        // `any Error`, which Embedded Swift refuses.
-        let setupConfig: SetupConfig
-        if let name = try? LocalName(config.name),
-            let checked = try? SetupConfig(index: index, name: name, solicitedService: ANCSUUID.service)
-        {
-            setupConfig = checked
-        } else {
-            let fallback = try! LocalName("Wristlink")
-            setupConfig = try! SetupConfig(index: index, name: fallback, solicitedService: ANCSUUID.service)
-        }
-        setup = ControllerSetup(config: setupConfig)
+        setup = ControllerSetup(config: Self.setupConfig(index: ControllerIndex(config.index), name: config.name))
         self.bonds = bonds
         commands = PacketQueue(capacity: 8, slotBytes: ControllerSetup.commandBufferCapacity)
         events = RingBuffer(capacity: 16, policy: .refuseNewest)
         scratch = ByteBuffer(capacity: ControllerSetup.commandBufferCapacity)
+    }
+
+    /// The set-up for `name`, or for "Wristlink" if `name` cannot be a
+    /// Bluetooth name (the configuration reader checks it first).
+    static func setupConfig(index: ControllerIndex, name: String) -> SetupConfig {
+        if let config = setupConfig(index: index, validName: name) { return config }
+        guard let fallback = setupConfig(index: index, validName: "Wristlink") else {
+            preconditionFailure("the fallback name is a valid Bluetooth name")
+        }
+        return fallback
+    }
+
+    private static func setupConfig(index: ControllerIndex, validName name: String) -> SetupConfig? {
+        let local: LocalName
+        do throws(LocalNameError) { local = try LocalName(name) } catch { return nil }
+        do throws(AdvertisingDataError) {
+            return try SetupConfig(index: index, name: local, solicitedService: ANCSUUID.service)
+        } catch {
+            return nil
+        }
     }
 
     // MARK: State

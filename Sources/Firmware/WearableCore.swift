@@ -7,6 +7,12 @@
 //   by the notification's UID. Important swaps in the stronger patterns;
 //   Silent removes every motor output. An incoming call's alert repeats
 //   until the call is Removed (answered, declined or ended on the phone).
+// - Alerts that last until removed ("sustained": calls) are a state of each
+//   output, not one pattern per notification: every output plays the
+//   strongest sustained pattern of the notifications still present (highest
+//   priority, then newest) under one owner per output. So however many calls
+//   are active, each output needs one pattern slot, and when the newest call
+//   ends the older one's ring carries on.
 // - PreExisting (the replay at session start) never flashes or buzzes: it
 //   only updates the unread indicator.
 // - Modified re-alerts only when the policy says so; Removed stops the UID's
@@ -81,6 +87,8 @@ public struct WearableCore: ~Copyable {
         static let unread: UInt32 = 0xFFFF_FFF0
         static let feedback: UInt32 = 0xFFFF_FFF1
         static let pairing: UInt32 = 0xFFFF_FFF2
+        /// Output `o`'s sustained pattern (o < 8).
+        static func sustained(_ output: Int) -> UInt32 { 0xFFFF_FF00 + UInt32(output) }
     }
 
     enum Priority {
@@ -94,12 +102,29 @@ public struct WearableCore: ~Copyable {
         var until: Instant
     }
 
+    /// A notification whose alert lasts until it is removed.
+    struct Sustained {
+        var uid: UInt32
+        var sequence: UInt64
+        var priority: UInt8
+        var choices: InlineArray<8, OutputPattern?>
+    }
+
+    /// What drives an output's sustained pattern now.
+    struct SustainedChoice: Equatable {
+        var pattern: Int
+        var priority: UInt8
+    }
+
     public let board: BoardConfig
     public let policy: PolicyConfig
     public let ruleWaitMs: Int64
     public private(set) var phone: PhoneLink
     public private(set) var controller: Controller
     private var pending: FixedArray<PendingAlert>
+    private var sustained: FixedArray<Sustained>
+    private var sustainedNow: InlineArray<8, SustainedChoice?> = InlineArray(repeating: nil)
+    private var sustainSequence: UInt64 = 0
     public private(set) var counters = WearableCounters()
     private var player: PatternPlayer
     private var gestures: ButtonGestures
@@ -120,6 +145,7 @@ public struct WearableCore: ~Copyable {
         phone = PhoneLink(config: config.link)
         controller = Controller(config: config.controller, bonds: bonds)
         pending = FixedArray(capacity: config.pendingAlertCapacity)
+        sustained = FixedArray(capacity: config.link.session.notificationCapacity)
         let outputs = max(1, config.board.outputs.count)
         player = PatternPlayer(outputCount: outputs, patternsPerOutput: 4)
         var gestureConfig = GestureConfig()
@@ -274,6 +300,7 @@ public struct WearableCore: ~Copyable {
         case .ended:
             player.stopAll()
             pending.removeAll()
+            clearSustained()
             categoryCounts = InlineArray(repeating: 0)
             unreadShown = false
             if controller.isPairingMode {
@@ -321,6 +348,53 @@ public struct WearableCore: ~Copyable {
     private mutating func forget(_ uid: UInt32, now: Instant) {
         if let i = pending.firstIndex(where: { $0.uid == uid }) { pending.remove(at: i) }
         player.stop(owner: uid, now: now)
+        if let i = sustained.firstIndex(where: { $0.uid == uid }) {
+            sustained.remove(at: i)
+            refreshSustained(now: now)
+        }
+    }
+
+    /// Registers `uid`'s lasting alert and lets each output play the
+    /// strongest one.
+    private mutating func sustain(_ uid: UInt32, _ choices: [OutputPattern], priority: UInt8, silent: Bool, now: Instant) {
+        if let i = sustained.firstIndex(where: { $0.uid == uid }) { sustained.remove(at: i) }
+        var entry = Sustained(uid: uid, sequence: sustainSequence, priority: priority, choices: InlineArray(repeating: nil))
+        sustainSequence &+= 1
+        for choice in choices where choice.output < 8 && choice.output < board.outputs.count && choice.pattern < policy.patterns.count {
+            if silent && motorMask & (1 << UInt64(choice.output)) != 0 { continue }
+            entry.choices[choice.output] = choice
+        }
+        if sustained.isFull { sustained.remove(at: 0) }
+        sustained.append(entry)
+        refreshSustained(now: now)
+    }
+
+    private mutating func refreshSustained(now: Instant) {
+        for output in 0..<min(8, board.outputs.count) {
+            var best: Sustained? = nil
+            for i in 0..<sustained.count {
+                let entry = sustained[i]
+                guard entry.choices[output] != nil else { continue }
+                if let b = best, (b.priority, b.sequence) > (entry.priority, entry.sequence) { continue }
+                best = entry
+            }
+            let choice = best.flatMap { b in b.choices[output].map { SustainedChoice(pattern: $0.pattern, priority: b.priority) } }
+            guard choice != sustainedNow[output] else { continue }
+            sustainedNow[output] = choice
+            if let choice {
+                let outcome = player.play(
+                    policy.patterns[choice.pattern].pattern, output: output, priority: choice.priority, owner: Owner.sustained(output),
+                    onPreempt: .resume, now: now)
+                if outcome == .refusedFull { counters.patternsRefused &+= 1 }
+            } else {
+                player.stop(owner: Owner.sustained(output), now: now)
+            }
+        }
+    }
+
+    private mutating func clearSustained() {
+        sustained.removeAll()
+        sustainedNow = InlineArray(repeating: nil)
     }
 
     private mutating func expirePending(now: Instant) {
@@ -337,8 +411,12 @@ public struct WearableCore: ~Copyable {
     private mutating func alert(_ record: NotificationRecord, now: Instant) {
         let alert = policy.alert(for: record.category)
         let outputs = record.flags.contains(.important) ? alert.importantOutputs : alert.outputs
+        if alert.untilRemoved {
+            sustain(record.uid, outputs, priority: alert.priority, silent: record.flags.contains(.silent), now: now)
+            return
+        }
         for choice in outputs {
-            play(choice, owner: record.uid, priority: alert.priority, untilRemoved: alert.untilRemoved, silent: record.flags.contains(.silent), now: now)
+            play(choice, owner: record.uid, priority: alert.priority, untilRemoved: false, silent: record.flags.contains(.silent), now: now)
         }
     }
 
@@ -379,9 +457,13 @@ public struct WearableCore: ~Copyable {
                 if !matches { continue }
             }
             let alert = policy.alert(for: record.category)
-            player.stop(owner: record.uid, now: now)
+            forget(record.uid, now: now)
+            if alert.untilRemoved {
+                sustain(record.uid, rule.outputs, priority: rule.priority ?? alert.priority, silent: record.flags.contains(.silent), now: now)
+                return true
+            }
             for choice in rule.outputs {
-                play(choice, owner: record.uid, priority: rule.priority ?? alert.priority, untilRemoved: alert.untilRemoved,
+                play(choice, owner: record.uid, priority: rule.priority ?? alert.priority, untilRemoved: false,
                      silent: record.flags.contains(.silent), now: now)
             }
             return true
@@ -418,7 +500,7 @@ public struct WearableCore: ~Copyable {
             }
         case .failed(.performNotificationAction(let uid, let action), let failure):
             emit(.action(uid: uid, action: action, result: Self.name(failure)))
-            if case .ancs(.invalidParameter) = failure { player.stop(owner: uid, now: now) }
+            if case .ancs(.invalidParameter) = failure { forget(uid, now: now) }
             feedback(policy.actionFailed, now: now)
         default:
             break
@@ -540,10 +622,20 @@ public struct WearableCore: ~Copyable {
     /// Every output off, now (shutdown): stops all patterns.
     public mutating func allOff(now: Instant) {
         player.stopAll()
+        clearSustained()
         applyPatterns(now: now)
     }
 
     public func level(of output: Int) -> Bool { levels[output] }
+
+    /// Whether notification `uid` is alerting on `output`: its own pattern
+    /// is stored there, or it has a lasting alert there and the output's
+    /// sustained pattern is playing.
+    public func isAlerting(uid: UInt32, output: Int) -> Bool {
+        if player.holds(owner: uid, output: output) { return true }
+        guard output < 8, let i = sustained.firstIndex(where: { $0.uid == uid }), sustained[i].choices[output] != nil else { return false }
+        return player.holds(owner: Owner.sustained(output), output: output)
+    }
 
     // MARK: Reading state for sinks
 

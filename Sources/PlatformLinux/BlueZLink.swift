@@ -20,7 +20,6 @@
 import Bounded
 import CBlueZ
 import CLinux
-import Glibc
 import Platform
 
 public struct BluetoothAddress: Equatable, Sendable, CustomStringConvertible {
@@ -87,7 +86,7 @@ public struct BlueZLink: ~Copyable, LinkBackend {
     /// of the controller's own advertising address.
     public static func listening(addressType: UInt8) throws(SystemError) -> BlueZLink {
         let fd = try Sys.call32("socket(AF_BLUETOOTH, SOCK_SEQPACKET, BTPROTO_L2CAP)") {
-            Glibc.socket(AF_BLUETOOTH, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_L2CAP)
+            CLinux.socket(AF_BLUETOOTH, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_L2CAP)
         }
         do {
             var address = wl_att_listen_address(addressType)
@@ -98,7 +97,7 @@ public struct BlueZLink: ~Copyable, LinkBackend {
             }
             _ = try Sys.call32("listen(L2CAP ATT)") { listen(fd, 1) }
         } catch {
-            _ = Glibc.close(fd)
+            _ = CLinux.close(fd)
             throw error
         }
         return BlueZLink(listener: fd)
@@ -109,7 +108,7 @@ public struct BlueZLink: ~Copyable, LinkBackend {
         socket = PacketSocket(fd: -1)
     }
 
-    deinit { if listener >= 0 { _ = Glibc.close(listener) } }
+    deinit { if listener >= 0 { _ = CLinux.close(listener) } }
 
     public var isConnected: Bool { socket.isOpen }
 
@@ -173,7 +172,7 @@ public struct BlueZLink: ~Copyable, LinkBackend {
         if socket.isOpen {
             counters.extraConnectionsRefused &+= 1
             Log.warning("link: a second phone tried to connect; refused (one at a time)")
-            _ = Glibc.close(fd)
+            _ = CLinux.close(fd)
             return .none
         }
         socket = PacketSocket(fd: fd)
@@ -227,7 +226,7 @@ public struct BlueZLink: ~Copyable, LinkBackend {
             awaitedLevel = wanted
             return
         }
-        let code = Glibc.errno
+        let code = wl_errno()
         let level = currentLevel()
         if code == EINVAL && level >= wanted {
             securityReport = true

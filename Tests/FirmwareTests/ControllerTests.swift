@@ -2,6 +2,7 @@ import Bounded
 import Firmware
 import Mgmt
 import Testing
+import TestSupport
 
 /// The phone: LE random static address C1:22:33:44:55:66 (wire order, type 2).
 let phoneAddress = "66 55 44 33 22 C1 02"

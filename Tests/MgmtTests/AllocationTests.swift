@@ -2,21 +2,7 @@ import AllocCounter
 import Bounded
 import Mgmt
 import Testing
-
-/// Runs `body` once to warm up (first use of generic types allocates runtime
-/// metadata), then `rounds` more times, and returns allocations per round.
-func allocationsPerRound(rounds: Int = 200, _ body: () -> Void) -> Double {
-    body()
-    let before = wl_alloc_count()
-    for _ in 0..<rounds { body() }
-    return Double(wl_alloc_count() - before) / Double(rounds)
-}
-
-#if DEBUG
-let isOptimizedBuild = false
-#else
-let isOptimizedBuild = true
-#endif
+import TestSupport
 
 enum ControlError: Error { case odd(Int) }
 

@@ -1,6 +1,7 @@
 import Bounded
 import Mgmt
 import Testing
+import TestSupport
 
 /// Drives a `ControllerSetup` the way the platform loop would: take the
 /// next command's bytes, feed the kernel's answer as event bytes.

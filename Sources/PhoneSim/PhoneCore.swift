@@ -1,0 +1,814 @@
+// The simulated iPhone as one sans-IO value: fed ATT PDUs from the wearable,
+// time, and scenario lines; answering with PDUs (its bearer's outbox),
+// `PhoneAction`s for the platform and `PhoneEvent`s for observers.
+//
+// Outgoing traffic is pulled: responses to the wearable's requests go
+// straight into the bearer's outbox, while Data Source fragments, the
+// PreExisting replay, Notification Source events and Service Changed
+// indications are generated one PDU at a time when `popOutgoing` finds the
+// outbox empty. So a replay of the whole store or a long response needs no
+// large queue, every response precedes the notifications it causes (Write
+// Response, then Data Source or Removed), and a runner whose link is
+// congested simply stops pulling.
+//
+// Security: see PhoneSim.swift. While pairing runs the link carries no ATT
+// traffic from the wearable (the kernel holds its socket until encryption
+// is on), so PDUs arriving then wait in a small queue and are processed,
+// in order, when pairing completes.
+
+import ANCS
+import ATT
+import Bounded
+import GATT
+
+public struct PhoneCore: ~Copyable {
+    /// Scenario steps started per call before yielding (`deadline` is then now).
+    public static let maxStepsPerCall = 64
+
+    enum Security: Equatable {
+        case open
+        case pairing(until: Instant)
+        case secured
+    }
+
+    enum Wait: Equatable {
+        case sleep(until: Instant)
+        case subscribed(until: Instant)
+        case action(uid: UInt32, until: Instant)
+    }
+
+    struct ActiveStep {
+        var wait: Wait
+        var line: Int
+        var command: Name
+    }
+
+    enum StepStart {
+        case done
+        case failed(reason: Name)
+        case waiting(Wait)
+    }
+
+    struct Subscriptions: Equatable {
+        var serviceChanged: UInt16
+        var notificationSource: UInt16
+        var dataSource: UInt16
+    }
+
+    public let config: PhoneConfig
+    public private(set) var bearer: ATTBearer
+    public private(set) var database: PhoneDatabase
+    public private(set) var counters = PhoneCounters()
+    public private(set) var isConnected = false
+    /// Paired once with this wearable: later connections encrypt at once.
+    public private(set) var isBonded = false
+    private var security = Security.open
+    private var store: NotificationStore
+    private var apps: AppTable
+    private var browser = PeerBrowser()
+    private var browseReported = false
+    private var events: RingBuffer<PhoneEvent>
+    private var actions: RingBuffer<PhoneAction>
+    private var notificationQueue: RingBuffer<NotificationSourceEvent>
+    private var replayActive = false
+    private var replayCount = 0
+    private var dataSource: PacketQueue
+    private var dataSourceOffset = 0
+    private var dataSourceFragments = 0
+    private var indications: RingBuffer<ServiceChangedRange>
+    private var indicationSentAt: Instant? = nil
+    private var held: PacketQueue
+    private var scratch: ByteBuffer
+    private var response: ByteBuffer
+    private var forcedErrorCode: UInt8 = 0
+    private var forcedErrorsLeft = 0
+    /// UIDs whose action was performed, for `wait-action`.
+    private var performed: RingBuffer<UInt32>
+    private var program: ScenarioProgram
+    private var activeStep: ActiveStep? = nil
+    private var scriptRunning = false
+    private var scenarioDue = false
+    private var typedLineCount = 0
+    private var lastNow = Instant.zero
+
+    public init(config: PhoneConfig) {
+        precondition(config.pairingDelayMs >= 0, "pairing cannot take negative time")
+        self.config = config
+        bearer = ATTBearer(config: config.bearer)
+        database = PhoneDatabase(deviceName: config.deviceName)
+        store = NotificationStore(capacity: config.notificationCapacity)
+        apps = AppTable(capacity: config.appCapacity)
+        events = RingBuffer(capacity: config.eventCapacity, policy: .refuseNewest)
+        actions = RingBuffer(capacity: config.actionCapacity, policy: .refuseNewest)
+        notificationQueue = RingBuffer(capacity: config.notificationQueueCapacity, policy: .refuseNewest)
+        dataSource = PacketQueue(capacity: config.dataSourceQueueCapacity, slotBytes: ControlPointServer.maxResponseBytes)
+        indications = RingBuffer(capacity: 4, policy: .refuseNewest)
+        held = PacketQueue(capacity: config.pairingHoldCapacity, slotBytes: ATTMTU.maximum)
+        scratch = ByteBuffer(capacity: config.bearer.maxMTU)
+        response = ByteBuffer(capacity: ControlPointServer.maxResponseBytes)
+        performed = RingBuffer(capacity: 16, policy: .dropOldest)
+        program = ScenarioProgram(capacityBytes: config.scriptCapacityBytes, lineCapacity: config.scriptLineCapacity)
+        if config.preloadAppleApps {
+            preload("com.apple.mobilephone", "Phone")
+            preload("com.apple.MobileSMS", "Messages")
+            preload("com.apple.mobilemail", "Mail")
+        }
+    }
+
+    private mutating func preload(_ identifier: StaticString, _ displayName: StaticString) {
+        var id = AppIdentifier()
+        var name = AppDisplayName()
+        ScenarioParser.assign(&id, identifier)
+        ScenarioParser.assign(&name, displayName)
+        _ = apps.set(id, name)
+    }
+
+    // MARK: State
+
+    /// ANCS may be used on this link (secured, or security not required).
+    public var isSecured: Bool { isConnected && security == .secured }
+    public var isPairing: Bool { if case .pairing = security { true } else { false } }
+    public var ancsPresent: Bool { database.ancsPresent }
+    public var notificationCount: Int { store.count }
+    /// Nothing queued or waiting in the scenario.
+    public var isScenarioIdle: Bool { program.isEmpty && activeStep == nil }
+
+    /// Whether the wearable has enabled notifications (indications for
+    /// Service Changed) on `characteristic`.
+    public func isSubscribed(_ characteristic: PhoneCharacteristic) -> Bool {
+        let bit = characteristic == .serviceChanged ? CCCDValue.indications : CCCDValue.notifications
+        return isConnected && database.cccdValue(characteristic) & bit != 0
+    }
+
+    public func notification(uid: UInt32) -> PhoneNotification? { store.notification(uid: uid) }
+    public func content(uid: UInt32) -> NotificationContent? { store.content(uid: uid) }
+    public func categoryCount(_ category: CategoryID) -> UInt8 { store.categoryCount(category) }
+
+    /// Forgets the bond: the next connection pairs again.
+    public mutating func forgetBond() { isBonded = false }
+
+    private var ancsAllowed: Bool { !config.requiresSecurity || security == .secured }
+
+    // MARK: Outputs
+
+    public mutating func nextEvent() -> PhoneEvent? { events.popFirst() }
+    public mutating func nextAction() -> PhoneAction? { actions.popFirst() }
+
+    /// Moves the next PDU to send into `out`; false when there is none now.
+    public mutating func popOutgoing(into out: inout ByteBuffer) -> Bool {
+        if bearer.popOutgoing(into: &out) { return true }
+        guard pumpOne() else { return false }
+        return bearer.popOutgoing(into: &out)
+    }
+
+    private mutating func emit(_ event: PhoneEvent) {
+        if case .refused = events.push(event) { counters.eventsDropped &+= 1 }
+    }
+
+    private mutating func act(_ action: PhoneAction) {
+        if case .refused = actions.push(action) { counters.actionsDropped &+= 1 }
+    }
+
+    // MARK: Link
+
+    public mutating func linkUp(now: Instant) {
+        lastNow = now
+        if isConnected { takeDown(reason: "reconnected") }
+        isConnected = true
+        bearer.reset()
+        database.resetSubscriptions()
+        security = !config.requiresSecurity || isBonded ? .secured : .open
+        emit(.connected(bonded: isBonded))
+        if config.requiresSecurity && isBonded { emit(.secured(newlyPaired: false)) }
+        if config.browsePeer {
+            browser.start(exchangeMTU: true)
+            browseReported = false
+            advanceBrowse(now: now)
+        }
+        runScenario(now: now)
+    }
+
+    public mutating func linkDown(reason: Name, now: Instant) {
+        lastNow = now
+        takeDown(reason: reason)
+        runScenario(now: now)
+    }
+
+    private mutating func takeDown(reason: Name) {
+        guard isConnected else { return }
+        isConnected = false
+        if isPairing { emit(.dropped(what: "pairing", reason: "link-lost")) }
+        security = .open
+        bearer.reset()
+        database.resetSubscriptions()
+        endNotificationSession()
+        dataSource.removeAll()
+        dataSourceOffset = 0
+        dataSourceFragments = 0
+        indications.removeAll()
+        indicationSentAt = nil
+        held.removeAll()
+        browser.stop()
+        emit(.disconnected(reason: reason))
+    }
+
+    // MARK: Input
+
+    public mutating func receive(_ pdu: borrowing ByteBuffer, now: Instant) {
+        receive(pdu.span, now: now)
+    }
+
+    public mutating func receive(_ pdu: Span<UInt8>, now: Instant) {
+        lastNow = now
+        if !isConnected {
+            counters.pdusWhileDisconnected &+= 1
+        } else {
+            completePairingIfDue(now: now)
+            if isPairing {
+                counters.pdusHeldDuringPairing &+= 1
+                if pdu.count > held.slotBytes || !held.push(pdu) {
+                    counters.heldPDUsDropped &+= 1
+                    emit(.dropped(what: "att-pdu", reason: "held-during-pairing"))
+                }
+            } else {
+                process(pdu, now: now)
+            }
+        }
+        runScenario(now: now)
+    }
+
+    private mutating func process(_ pdu: Span<UInt8>, now: Instant) {
+        if pdu.count == 1, pdu[0] == ATTOpcode.handleValueConfirmation, indicationSentAt != nil {
+            indicationSentAt = nil
+            emit(.indicationConfirmed)
+            return
+        }
+        let mtuBefore = bearer.mtu
+        let inbound = bearer.receive(pdu, now: now)
+        if bearer.mtu != mtuBefore { emit(.mtu(bearer.mtu)) }
+        switch inbound {
+        case .request(let request):
+            serve(request, pdu, now: now, isCommand: false)
+        case .command(let request):
+            serve(request, pdu, now: now, isCommand: true)
+        case .response(let response, _):
+            browse(response, pdu, now: now)
+        case .notification, .indication:
+            counters.peerValuesIgnored &+= 1
+        case .securityRequired:
+            // The phone is the central: it would encrypt the link and retry.
+            _ = bearer.securityChanged(encrypted: true, now: now)
+        case .handled:
+            break
+        case .dropped(let reason):
+            counters.bearerDrops &+= 1
+            switch reason {
+            case .malformed: emit(.dropped(what: "att-pdu", reason: "malformed"))
+            case .unexpectedResponse: emit(.dropped(what: "att-pdu", reason: "unexpected-response"))
+            case .unexpectedConfirmation: emit(.dropped(what: "att-pdu", reason: "unexpected-confirmation"))
+            case .bearerEnded: emit(.dropped(what: "att-pdu", reason: "bearer-ended"))
+            }
+        }
+    }
+
+    // MARK: Server
+
+    private var subscriptions: Subscriptions {
+        Subscriptions(
+            serviceChanged: database.serviceChangedCCCDValue, notificationSource: database.notificationSourceCCCDValue,
+            dataSource: database.dataSourceCCCDValue)
+    }
+
+    private mutating func serve(_ request: ATTPDU, _ pdu: Span<UInt8>, now: Instant, isCommand: Bool) {
+        let before = subscriptions
+        switch database.respond(to: request, in: pdu, into: &scratch, mtu: bearer.mtu, secured: ancsAllowed) {
+        case .answered:
+            if !isCommand { bearer.respond(copyOf: scratch) }
+        case .insufficientAuthentication(let handle):
+            guard !isCommand else { return }
+            bearer.respond(copyOf: scratch)
+            emit(.errorAnswered(handle: handle, code: ATTErrorCode.insufficientAuthentication, reason: "not-secured"))
+            startPairing(now: now)
+        case .subscription:
+            if !isCommand { bearer.respond(copyOf: scratch) }
+            subscriptionsChanged(from: before)
+        case .controlPoint(let value):
+            controlPointWrite(pdu.extracting(value), isCommand: isCommand)
+        }
+    }
+
+    private mutating func subscriptionsChanged(from before: Subscriptions) {
+        let after = subscriptions
+        let bit = CCCDValue.notifications
+        if before.dataSource & bit == 0, after.dataSource & bit != 0 { emit(.subscribed(.dataSource)) }
+        if before.dataSource & bit != 0, after.dataSource & bit == 0 {
+            emit(.unsubscribed(.dataSource))
+            dataSource.removeAll()
+            dataSourceOffset = 0
+            dataSourceFragments = 0
+        }
+        if before.notificationSource & bit == 0, after.notificationSource & bit != 0 {
+            emit(.subscribed(.notificationSource))
+            beginReplay()
+        }
+        if before.notificationSource & bit != 0, after.notificationSource & bit == 0 {
+            emit(.unsubscribed(.notificationSource))
+            endNotificationSession()
+        }
+        let indicate = CCCDValue.indications
+        if before.serviceChanged & indicate == 0, after.serviceChanged & indicate != 0 { emit(.subscribed(.serviceChanged)) }
+        if before.serviceChanged & indicate != 0, after.serviceChanged & indicate == 0 {
+            emit(.unsubscribed(.serviceChanged))
+            indications.removeAll()
+        }
+    }
+
+    // MARK: Security
+
+    private mutating func startPairing(now: Instant) {
+        guard security == .open else { return }
+        emit(.pairingStarted)
+        security = .pairing(until: now.advanced(byMs: config.pairingDelayMs))
+        completePairingIfDue(now: now)
+    }
+
+    private mutating func completePairingIfDue(now: Instant) {
+        guard case .pairing(let until) = security, now >= until else { return }
+        security = .secured
+        isBonded = true
+        emit(.secured(newlyPaired: true))
+        // A local copy: processing mutates self, which owns the queue.
+        var pdu = InlineBytes<517>()
+        while !held.isEmpty, isConnected, security == .secured {
+            pdu.removeAll()
+            _ = held.withFirst { pdu.append($0) }
+            held.removeFirst()
+            process(pdu.span, now: now)
+        }
+    }
+
+    // MARK: Control Point
+
+    private mutating func controlPointWrite(_ value: Span<UInt8>, isCommand: Bool) {
+        emit(.controlPointWrite(ControlPointBytes(value)))
+        guard !isCommand else {
+            // The Control Point has no write-without-response property.
+            counters.controlPointCommandsIgnored &+= 1
+            emit(.dropped(what: "control-point", reason: "write-command"))
+            return
+        }
+        if forcedErrorsLeft > 0 {
+            forcedErrorsLeft -= 1
+            return answerControlPoint(errorCode: forcedErrorCode, reason: "scripted")
+        }
+        let answer = ControlPointServer.answer(value, store: store, apps: apps, overlongValues: config.overlongValues, into: &response)
+        switch answer {
+        case .dataSource:
+            guard isSubscribed(.dataSource) else {
+                counters.dataSourceWithoutSubscription &+= 1
+                emit(.dropped(what: "data-source", reason: "not-subscribed"))
+                return acknowledgeControlPoint()
+            }
+            guard dataSource.count < dataSource.capacity else {
+                counters.dataSourceQueueFull &+= 1
+                return answerControlPoint(errorCode: 0x11, reason: "data-source-queue-full")
+            }
+            acknowledgeControlPoint()
+            dataSource.push(copyOf: response)
+        case .perform(let uid, let action):
+            acknowledgeControlPoint()
+            emit(.actionPerformed(uid: uid, action: action))
+            performed.push(uid)
+            if let removed = store.remove(uid: uid) { announceRemoved(removed) }
+        case .error(let code, let reason):
+            answerControlPoint(errorCode: code, reason: reason)
+        }
+    }
+
+    private mutating func acknowledgeControlPoint() {
+        PDUWriter.writeResponse(&scratch)
+        bearer.respond(copyOf: scratch)
+    }
+
+    private mutating func answerControlPoint(errorCode code: UInt8, reason: Name) {
+        PDUWriter.errorResponse(&scratch, requestOpcode: ATTOpcode.writeRequest, handle: PhoneDatabase.controlPointValue, code: code)
+        bearer.respond(copyOf: scratch)
+        emit(.errorAnswered(handle: PhoneDatabase.controlPointValue, code: code, reason: reason))
+    }
+
+    // MARK: Notifications
+
+    private mutating func beginReplay() {
+        store.beginReplay()
+        replayCount = store.replayPendingCount
+        replayActive = true
+        checkReplayFinished()
+    }
+
+    private mutating func endNotificationSession() {
+        store.cancelReplay()
+        replayActive = false
+        notificationQueue.removeAll()
+    }
+
+    private mutating func checkReplayFinished() {
+        guard replayActive, store.replayPendingCount == 0 else { return }
+        replayActive = false
+        emit(.replayFinished(count: replayCount))
+    }
+
+    private mutating func queueNotificationSource(_ eventID: EventID, _ n: PhoneNotification) {
+        guard isSubscribed(.notificationSource) else { return }
+        let event = NotificationSourceEvent(
+            eventID: eventID, flags: n.flags, category: n.category, categoryCount: store.categoryCount(n.category), uid: n.uid)
+        if case .refused = notificationQueue.push(event) {
+            counters.notificationQueueFull &+= 1
+            emit(.dropped(what: "notification-source", reason: "queue-full"))
+        }
+    }
+
+    /// Tells the wearable `n` is gone, unless it never heard of it (still
+    /// waiting in the replay).
+    private mutating func announceRemoved(_ n: PhoneNotification) {
+        if n.replayPending {
+            checkReplayFinished()
+        } else {
+            queueNotificationSource(.removed, n)
+        }
+    }
+
+    private mutating func post(_ spec: NotificationSpec, announce: Bool) {
+        let uid = spec.uid ?? store.nextUID
+        performed.removeAll { $0 == uid }
+        switch store.post(uid: uid, category: spec.category, flags: spec.flags, content: spec.content) {
+        case .added(let evicted):
+            if let evicted {
+                counters.notificationsEvicted &+= 1
+                emit(.dropped(what: "notification", reason: "store-full-evicted-oldest"))
+                announceRemoved(evicted)
+            }
+            if announce, let n = store.notification(uid: uid) { queueNotificationSource(.added, n) }
+        case .modified(let previous):
+            if announce, !previous.replayPending, let n = store.notification(uid: uid) { queueNotificationSource(.modified, n) }
+        }
+    }
+
+    // MARK: Service Changed
+
+    private mutating func changeANCS(remove: Bool, add: Bool) {
+        var changed = false
+        if remove, database.ancsPresent {
+            let notificationSource = isSubscribed(.notificationSource)
+            let dataSource = isSubscribed(.dataSource)
+            database.removeANCS()
+            emit(.ancsRemoved)
+            if notificationSource {
+                emit(.unsubscribed(.notificationSource))
+                endNotificationSession()
+            }
+            if dataSource {
+                emit(.unsubscribed(.dataSource))
+                self.dataSource.removeAll()
+                dataSourceOffset = 0
+                dataSourceFragments = 0
+            }
+            changed = true
+        }
+        if add, !database.ancsPresent {
+            database.addANCS()
+            emit(.ancsAdded)
+            changed = true
+        }
+        guard changed, isConnected else { return }
+        guard isSubscribed(.serviceChanged) else {
+            counters.indicationsNotSubscribed &+= 1
+            emit(.dropped(what: "service-changed", reason: "not-subscribed"))
+            return
+        }
+        if case .refused = indications.push(ServiceChangedRange(start: PhoneDatabase.ancsService, end: PhoneDatabase.ancsEnd)) {
+            counters.indicationQueueFull &+= 1
+            emit(.dropped(what: "service-changed", reason: "queue-full"))
+        }
+    }
+
+    // MARK: Generating notifications
+
+    /// Puts one generated PDU into the bearer's outbox; false when nothing waits.
+    private mutating func pumpOne() -> Bool {
+        guard isConnected, bearer.isOpen else { return false }
+        if pumpDataSource() { return true }
+        if pumpReplay() { return true }
+        if let event = notificationQueue.popFirst() {
+            sendNotificationSource(event)
+            return true
+        }
+        return pumpIndication()
+    }
+
+    private mutating func pumpDataSource() -> Bool {
+        guard !dataSource.isEmpty else { return false }
+        let offset = dataSourceOffset
+        let fragmentMax = bearer.mtu - 3
+        var fragment = InlineBytes<517>()
+        var total = 0
+        _ = dataSource.withFirst { whole in
+            total = whole.count
+            fragment.append(whole.extracting(offset..<min(whole.count, offset + fragmentMax)))
+        }
+        do {
+            try PDUWriter.notification(&scratch, handle: PhoneDatabase.dataSourceValue, value: fragment.span, mtu: bearer.mtu)
+        } catch {
+            preconditionFailure("a fragment is cut to MTU - 3")
+        }
+        bearer.send(copyOf: scratch)
+        dataSourceOffset += fragment.count
+        dataSourceFragments += 1
+        if dataSourceOffset >= total {
+            dataSource.removeFirst()
+            emit(.dataSourceSent(byteCount: total, fragmentCount: dataSourceFragments))
+            dataSourceOffset = 0
+            dataSourceFragments = 0
+        }
+        return true
+    }
+
+    private mutating func pumpReplay() -> Bool {
+        guard replayActive, isSubscribed(.notificationSource), let n = store.takeNextReplay() else { return false }
+        sendNotificationSource(NotificationSourceEvent(
+            eventID: .added, flags: n.flags.union(.preExisting), category: n.category,
+            categoryCount: store.categoryCount(n.category), uid: n.uid))
+        checkReplayFinished()
+        return true
+    }
+
+    private mutating func sendNotificationSource(_ event: NotificationSourceEvent) {
+        scratch.removeAll()
+        scratch.append(ATTOpcode.handleValueNotification)
+        scratch.appendLE16(PhoneDatabase.notificationSourceValue)
+        event.encode(into: &scratch)
+        bearer.send(copyOf: scratch)
+        emit(.notificationSent(event))
+    }
+
+    private mutating func pumpIndication() -> Bool {
+        guard indicationSentAt == nil, let range = indications.popFirst() else { return false }
+        scratch.removeAll()
+        scratch.append(ATTOpcode.handleValueIndication)
+        scratch.appendLE16(PhoneDatabase.serviceChangedValue)
+        scratch.appendLE16(range.start)
+        scratch.appendLE16(range.end)
+        bearer.send(copyOf: scratch)
+        indicationSentAt = lastNow
+        emit(.serviceChangedIndicated(start: range.start, end: range.end))
+        return true
+    }
+
+    // MARK: Client
+
+    private mutating func browse(_ response: ATTPDU, _ pdu: Span<UInt8>, now: Instant) {
+        _ = browser.handle(response, in: pdu)
+        advanceBrowse(now: now)
+    }
+
+    private mutating func advanceBrowse(now: Instant) {
+        if browser.nextRequest(into: &scratch, mtu: bearer.mtu, clientMTU: config.bearer.maxMTU) {
+            if case .refused = bearer.submitRequest(copyOf: scratch, tag: 1, now: now) {
+                emit(.dropped(what: "peer-discovery", reason: "request-refused"))
+            }
+        } else if browser.isFinished, !browseReported {
+            browseReported = true
+            emit(.peerDiscovered(name: browser.name, serviceCount: browser.serviceCount))
+        }
+    }
+
+    // MARK: Time
+
+    public var deadline: Instant? {
+        var next: Instant? = nil
+        if isConnected {
+            next = bearer.deadline
+            if case .pairing(let until) = security { next = earliest(next, until) }
+            if let sentAt = indicationSentAt { next = earliest(next, sentAt.advanced(byMs: config.indicationTimeoutMs)) }
+        }
+        return earliest(next, scenarioDeadline)
+    }
+
+    public mutating func advance(now: Instant) {
+        lastNow = now
+        if isConnected {
+            completePairingIfDue(now: now)
+            if let timeout = bearer.checkTimeout(now: now) {
+                switch timeout {
+                case .transactionTimedOut:
+                    counters.transactionTimeouts &+= 1
+                    emit(.dropped(what: "att", reason: "transaction-timeout"))
+                    act(.disconnect(reason: "att-timeout"))
+                    takeDown(reason: "att-timeout")
+                case .securityGaveUp(let error, _):
+                    browse(error, Span<UInt8>(), now: now)
+                }
+            }
+            if isConnected, let sentAt = indicationSentAt, now >= sentAt.advanced(byMs: config.indicationTimeoutMs) {
+                counters.indicationTimeouts &+= 1
+                emit(.dropped(what: "service-changed", reason: "confirmation-timeout"))
+                act(.disconnect(reason: "indication-timeout"))
+                takeDown(reason: "indication-timeout")
+            }
+        }
+        runScenario(now: now)
+    }
+
+    // MARK: Scenario
+
+    /// Checks every line of `script` (UTF-8, lines separated by newlines),
+    /// then queues them and starts running. Nothing is queued when a line
+    /// is bad: the error names it.
+    public mutating func load(script: Span<UInt8>, now: Instant) throws(ScenarioError) {
+        lastNow = now
+        var lines = 0
+        var bytes = 0
+        var lineNumber = 0
+        var start = 0
+        while start < script.count {
+            var end = start
+            while end < script.count, script[end] != ASCII.newline { end += 1 }
+            lineNumber += 1
+            if try ScenarioParser.parse(script.extracting(start..<end), lineNumber: lineNumber) != nil {
+                lines += 1
+                bytes += end - start
+                guard lines <= program.freeLineCount, bytes <= program.freeByteCount else {
+                    throw ScenarioError(line: lineNumber, column: 1, kind: .scriptTooLong)
+                }
+            }
+            start = end + 1
+        }
+        lineNumber = 0
+        start = 0
+        while start < script.count {
+            var end = start
+            while end < script.count, script[end] != ASCII.newline { end += 1 }
+            lineNumber += 1
+            let line = script.extracting(start..<end)
+            if (try? ScenarioParser.parse(line, lineNumber: lineNumber)) != nil {
+                _ = program.append(line, number: lineNumber)
+            }
+            start = end + 1
+        }
+        scriptRunning = true
+        runScenario(now: now)
+    }
+
+    /// One typed command (without its newline). Typed lines are numbered
+    /// from 1 in their own sequence; they run after what is already queued.
+    public mutating func command(_ line: Span<UInt8>, now: Instant) throws(ScenarioError) {
+        lastNow = now
+        typedLineCount += 1
+        guard try ScenarioParser.parse(line, lineNumber: typedLineCount) != nil else { return }
+        guard program.append(line, number: typedLineCount) else {
+            throw ScenarioError(line: typedLineCount, column: 1, kind: .scriptTooLong)
+        }
+        runScenario(now: now)
+    }
+
+    private var subscribedAndReplayed: Bool {
+        isSubscribed(.notificationSource) && store.replayPendingCount == 0
+    }
+
+    private var scenarioDeadline: Instant? {
+        if scenarioDue { return lastNow }
+        guard let active = activeStep else { return nil }
+        switch active.wait {
+        case .sleep(let until):
+            return until
+        case .subscribed(let until):
+            return subscribedAndReplayed ? lastNow : until
+        case .action(let uid, let until):
+            return performed.firstIndex(where: { $0 == uid }) != nil ? lastNow : until
+        }
+    }
+
+    private mutating func runScenario(now: Instant) {
+        scenarioDue = false
+        var started = 0
+        while true {
+            if let active = activeStep {
+                switch waitOutcome(active.wait, now: now) {
+                case nil:
+                    return
+                case .done?:
+                    activeStep = nil
+                    emit(.stepDone(line: active.line, command: active.command))
+                case .failed(let reason)?:
+                    activeStep = nil
+                    fail(line: active.line, command: active.command, reason: reason)
+                case .waiting?:
+                    return
+                }
+            }
+            if program.isEmpty {
+                if scriptRunning {
+                    scriptRunning = false
+                    emit(.scenarioFinished(ok: true))
+                }
+                return
+            }
+            guard started < Self.maxStepsPerCall else {
+                scenarioDue = true
+                return
+            }
+            started += 1
+            let next: (ScenarioCommand, Int)? =
+                program.withFirst { line, number in
+                    guard let command = try? ScenarioParser.parse(line, lineNumber: number) else { return nil }
+                    return (command, number)
+                } ?? nil
+            program.removeFirst()
+            // Lines are checked when queued, so every queued line parses.
+            guard let (command, line) = next else { continue }
+            switch execute(command, line: line, now: now) {
+            case .done:
+                emit(.stepDone(line: line, command: command.name))
+            case .failed(let reason):
+                fail(line: line, command: command.name, reason: reason)
+            case .waiting(let wait):
+                activeStep = ActiveStep(wait: wait, line: line, command: command.name)
+            }
+        }
+    }
+
+    private mutating func fail(line: Int, command: Name, reason: Name) {
+        emit(.stepFailed(line: line, command: command, reason: reason))
+        program.removeAll()
+        if scriptRunning {
+            scriptRunning = false
+            emit(.scenarioFinished(ok: false))
+        }
+    }
+
+    private mutating func waitOutcome(_ wait: Wait, now: Instant) -> StepStart? {
+        switch wait {
+        case .sleep(let until):
+            return now >= until ? .done : nil
+        case .subscribed(let until):
+            if subscribedAndReplayed { return .done }
+            return now >= until ? .failed(reason: "timeout") : nil
+        case .action(let uid, let until):
+            if performed.removeAll(where: { $0 == uid }) > 0 { return .done }
+            return now >= until ? .failed(reason: "timeout") : nil
+        }
+    }
+
+    private mutating func execute(_ command: ScenarioCommand, line: Int, now: Instant) -> StepStart {
+        switch command {
+        case .existing(let spec):
+            reportTruncation(spec.content, line: line)
+            post(spec, announce: false)
+        case .notify(let spec):
+            reportTruncation(spec.content, line: line)
+            post(spec, announce: true)
+        case .remove(let uid):
+            guard let removed = store.remove(uid: uid) else { return .failed(reason: "unknown-uid") }
+            announceRemoved(removed)
+        case .app(let identifier, let displayName):
+            if identifier.wasTruncated { emit(.valueTruncated(line: line, field: "app-id")) }
+            if displayName.wasTruncated { emit(.valueTruncated(line: line, field: "display-name")) }
+            guard apps.set(identifier, displayName) else { return .failed(reason: "app-table-full") }
+        case .sleep(let ms):
+            return .waiting(.sleep(until: now.advanced(byMs: ms)))
+        case .waitSubscribed(let timeoutMs):
+            return .waiting(.subscribed(until: now.advanced(byMs: timeoutMs ?? config.defaultWaitTimeoutMs)))
+        case .waitAction(let uid, let timeoutMs):
+            return .waiting(.action(uid: uid, until: now.advanced(byMs: timeoutMs ?? config.defaultWaitTimeoutMs)))
+        case .serviceChanged:
+            changeANCS(remove: true, add: true)
+        case .removeANCS:
+            changeANCS(remove: true, add: false)
+        case .addANCS:
+            changeANCS(remove: false, add: true)
+        case .error(let code, let count):
+            forcedErrorCode = code
+            forcedErrorsLeft = count
+        case .connect:
+            if !isConnected { act(.connect) }
+        case .disconnect:
+            if isConnected {
+                act(.disconnect(reason: "scenario"))
+                takeDown(reason: "scenario")
+            }
+        case .quit:
+            act(.quit)
+            program.removeAll()
+        }
+        return .done
+    }
+
+    private mutating func reportTruncation(_ content: NotificationContent, line: Int) {
+        let truncated = content.truncatedFields
+        guard !truncated.isEmpty else { return }
+        for raw in 0..<UInt8(8) {
+            if let id = NotificationAttributeID(rawValue: raw), truncated.contains(id) {
+                emit(.valueTruncated(line: line, field: Name(id.name)))
+            }
+        }
+    }
+}

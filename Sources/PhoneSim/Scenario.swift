@@ -1,0 +1,175 @@
+// The scenario language's values: one `ScenarioCommand` per line, the
+// notification content it carries, and the typed error a bad line gives.
+// Syntax and semantics are documented in PhoneSim.swift; the parser is
+// ScenarioParser.swift, execution is PhoneCore's scenario player.
+//
+// Content is held in fixed inline storage. A value longer than its field is
+// cut (the field's `wasTruncated` says so, and the player reports it as an
+// event) rather than refused: a scenario meant to test long values should
+// still run.
+
+import ANCS
+import Bounded
+
+public typealias TitleBytes = InlineBytes<128>
+public typealias SubtitleBytes = InlineBytes<128>
+/// Longer than the wearable keeps (256) so `overlongValues` can test its bound.
+public typealias MessageBytes = InlineBytes<512>
+/// `yyyyMMdd'T'HHmmSS`.
+public typealias DateBytes = InlineBytes<15>
+public typealias LabelBytes = InlineBytes<32>
+/// The wearable's device name as the phone read it.
+public typealias PeerName = InlineBytes<32>
+
+/// What a notification says, as the phone answers Get Notification Attributes.
+public struct NotificationContent: Equatable, Sendable {
+    public var appIdentifier = AppIdentifier()
+    public var title = TitleBytes()
+    public var subtitle = SubtitleBytes()
+    public var message = MessageBytes()
+    public var date = DateBytes()
+    public var positiveLabel = LabelBytes()
+    public var negativeLabel = LabelBytes()
+
+    public init() {}
+
+    /// The fields that were cut to fit their storage.
+    public var truncatedFields: NotificationAttributeSet {
+        var set: NotificationAttributeSet = []
+        if appIdentifier.wasTruncated { set.insert(.appIdentifier) }
+        if title.wasTruncated { set.insert(.title) }
+        if subtitle.wasTruncated { set.insert(.subtitle) }
+        if message.wasTruncated { set.insert(.message) }
+        if date.wasTruncated { set.insert(.date) }
+        if positiveLabel.wasTruncated { set.insert(.positiveActionLabel) }
+        if negativeLabel.wasTruncated { set.insert(.negativeActionLabel) }
+        return set
+    }
+}
+
+/// A notification as a scenario line describes it.
+public struct NotificationSpec: Equatable, Sendable {
+    /// Nil: the phone picks the next free UID (one above the highest seen).
+    public var uid: UInt32?
+    public var category: CategoryID
+    /// Silent, Important, PositiveAction, NegativeAction. PreExisting is the
+    /// phone's to set during the replay.
+    public var flags: EventFlags
+    public var content: NotificationContent
+
+    public init(uid: UInt32? = nil, category: CategoryID, flags: EventFlags = [], content: NotificationContent = NotificationContent()) {
+        self.uid = uid
+        self.category = category
+        self.flags = flags
+        self.content = content
+    }
+}
+
+/// One line of a scenario, parsed.
+public enum ScenarioCommand: Equatable, Sendable {
+    /// Stored silently; sent only in the PreExisting replay of a subscription.
+    case existing(NotificationSpec)
+    /// Added, or Modified when the UID exists (also `call`, `message`, `email`).
+    case notify(NotificationSpec)
+    case remove(uid: UInt32)
+    case app(AppIdentifier, AppDisplayName)
+    case sleep(ms: Int64)
+    /// Until Notification Source is subscribed and the PreExisting replay sent.
+    case waitSubscribed(timeoutMs: Int64?)
+    /// Until a Perform Notification Action for `uid` was answered.
+    case waitAction(uid: UInt32, timeoutMs: Int64?)
+    /// ANCS removed and added back, one Service Changed indication.
+    case serviceChanged
+    case removeANCS
+    case addANCS
+    /// Answer the next `count` Control Point writes with ATT error `code`.
+    case error(code: UInt8, count: Int)
+    case connect
+    case disconnect
+    case quit
+
+    /// The command word, for events.
+    public var name: Name {
+        switch self {
+        case .existing: "existing"
+        case .notify: "notify"
+        case .remove: "remove"
+        case .app: "app"
+        case .sleep: "sleep"
+        case .waitSubscribed: "wait-subscribed"
+        case .waitAction: "wait-action"
+        case .serviceChanged: "service-changed"
+        case .removeANCS: "remove-ancs"
+        case .addANCS: "add-ancs"
+        case .error: "error"
+        case .connect: "connect"
+        case .disconnect: "disconnect"
+        case .quit: "quit"
+        }
+    }
+}
+
+/// A line the parser refused: where and why.
+public struct ScenarioError: Error, Equatable, Sendable {
+    public enum Kind: Equatable, Sendable {
+        case unknownCommand
+        /// A positional argument is missing; `what` names it.
+        case missingArgument(what: Name)
+        /// More positional arguments than the command takes, or an option on
+        /// a command without options.
+        case unexpectedArgument
+        case unknownKey
+        case duplicateKey
+        /// `key=` with nothing after it.
+        case missingValue
+        case unknownCategory
+        case unknownFlag
+        case badNumber
+        case numberOutOfRange
+        /// A date that is not `yyyyMMdd'T'HHmmSS`.
+        case badDate
+        case unterminatedQuote
+        /// A backslash not followed by `"`, `\`, `n` or `t`.
+        case badEscape
+        /// Something directly after a quoted string or in place of a key.
+        case expectedSpace
+        case tooManyArguments
+        case lineTooLong
+        /// The script does not fit the program buffer (`PhoneConfig.script*`).
+        case scriptTooLong
+
+        public var name: StaticString {
+            switch self {
+            case .unknownCommand: "unknown command"
+            case .missingArgument: "missing argument"
+            case .unexpectedArgument: "unexpected argument"
+            case .unknownKey: "unknown key"
+            case .duplicateKey: "duplicate key"
+            case .missingValue: "missing value after ="
+            case .unknownCategory: "unknown category"
+            case .unknownFlag: "unknown flag"
+            case .badNumber: "not a number"
+            case .numberOutOfRange: "number out of range"
+            case .badDate: "date is not yyyyMMddTHHmmSS"
+            case .unterminatedQuote: "unterminated quote"
+            case .badEscape: "bad escape (use \\\" \\\\ \\n \\t)"
+            case .expectedSpace: "expected a space"
+            case .tooManyArguments: "too many arguments"
+            case .lineTooLong: "line too long"
+            case .scriptTooLong: "script too long"
+            }
+        }
+    }
+
+    /// 1-based line of the script (or of the typed commands).
+    public var line: Int
+    /// 1-based byte column where the problem starts.
+    public var column: Int
+    public var kind: Kind
+
+    public init(line: Int, column: Int, kind: Kind) {
+        self.line = line
+        self.column = column
+        self.kind = kind
+    }
+}

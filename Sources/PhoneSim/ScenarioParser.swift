@@ -1,0 +1,454 @@
+// Parsing one scenario line into a `ScenarioCommand`, without allocating:
+// the line is tokenised into ranges of the caller's bytes (at most
+// `maxTokens`), values are copied straight into the command's inline
+// storage, and every refusal is a `ScenarioError` naming line and column.
+//
+// Tokens are separated by spaces or tabs. A token is a bare word, a quoted
+// string ("..." with \" \\ \n \t), or key=value where the value is bare or
+// quoted. `#` at the start of a token begins a comment. Words (commands,
+// keys, categories, flags) match case-insensitively.
+
+import ANCS
+import Bounded
+
+public enum ScenarioParser {
+    public static let maxLineBytes = 2048
+    public static let maxTokens = 24
+    /// The date a notification gets when its line names none.
+    public static let defaultDate: StaticString = "20260101T120000"
+    /// Longest `sleep` or wait timeout: one day.
+    public static let maxDurationMs: UInt64 = 86_400_000
+
+    /// Parses one line (without its newline). Nil for a blank or comment line.
+    public static func parse(_ line: Span<UInt8>, lineNumber: Int) throws(ScenarioError) -> ScenarioCommand? {
+        guard line.count <= maxLineBytes else { throw ScenarioError(line: lineNumber, column: maxLineBytes + 1, kind: .lineTooLong) }
+        let tokens = try tokenize(line, lineNumber: lineNumber)
+        guard tokens.count > 0 else { return nil }
+        let p = Arguments(tokens: tokens, lineNumber: lineNumber)
+        let verb = tokens[0]
+        guard !verb.hasKey, !verb.quoted else { throw p.error(.unknownCommand, at: verb) }
+
+        if matches(line, verb, "existing") || matches(line, verb, "notify") {
+            var spec = NotificationSpec(category: try category(line, try p.positional(0, what: "category"), p))
+            try p.expectPositionals(1)
+            try options(line, p, into: &spec)
+            return matches(line, verb, "existing") ? .existing(spec) : .notify(spec)
+        }
+        if matches(line, verb, "call") {
+            var spec = NotificationSpec(category: .incomingCall, flags: [.positiveAction, .negativeAction])
+            copy(line, try p.positional(0, what: "name"), into: &spec.content.title)
+            assign(&spec.content.appIdentifier, "com.apple.mobilephone")
+            assign(&spec.content.message, "Incoming Call")
+            assign(&spec.content.positiveLabel, "Answer")
+            assign(&spec.content.negativeLabel, "Decline")
+            try p.expectPositionals(1)
+            try options(line, p, into: &spec)
+            return .notify(spec)
+        }
+        if matches(line, verb, "message") {
+            var spec = NotificationSpec(category: .social, flags: [.negativeAction])
+            copy(line, try p.positional(0, what: "name"), into: &spec.content.title)
+            copy(line, try p.positional(1, what: "text"), into: &spec.content.message)
+            assign(&spec.content.appIdentifier, "com.apple.MobileSMS")
+            assign(&spec.content.negativeLabel, "Clear")
+            try p.expectPositionals(2)
+            try options(line, p, into: &spec)
+            return .notify(spec)
+        }
+        if matches(line, verb, "email") {
+            var spec = NotificationSpec(category: .email, flags: [.negativeAction])
+            copy(line, try p.positional(0, what: "name"), into: &spec.content.title)
+            copy(line, try p.positional(1, what: "subject"), into: &spec.content.subtitle)
+            assign(&spec.content.appIdentifier, "com.apple.mobilemail")
+            assign(&spec.content.negativeLabel, "Clear")
+            try p.expectPositionals(2)
+            try options(line, p, into: &spec)
+            return .notify(spec)
+        }
+        if matches(line, verb, "remove") {
+            let uid = try number(line, try p.positional(0, what: "uid"), max: UInt64(UInt32.max), p)
+            try p.expectOnly(positionals: 1)
+            return .remove(uid: UInt32(uid))
+        }
+        if matches(line, verb, "app") {
+            var id = AppIdentifier()
+            var name = AppDisplayName()
+            copy(line, try p.positional(0, what: "app-id"), into: &id)
+            copy(line, try p.positional(1, what: "display-name"), into: &name)
+            try p.expectOnly(positionals: 2)
+            return .app(id, name)
+        }
+        if matches(line, verb, "sleep") {
+            let ms = try number(line, try p.positional(0, what: "ms"), max: maxDurationMs, p)
+            try p.expectOnly(positionals: 1)
+            return .sleep(ms: Int64(ms))
+        }
+        if matches(line, verb, "wait-subscribed") {
+            var timeoutMs: Int64? = nil
+            if let t = p.optionalPositional(0) { timeoutMs = Int64(try number(line, t, max: maxDurationMs, p)) }
+            try p.expectOnly(positionals: 1)
+            return .waitSubscribed(timeoutMs: timeoutMs)
+        }
+        if matches(line, verb, "wait-action") {
+            let uid = try number(line, try p.positional(0, what: "uid"), max: UInt64(UInt32.max), p)
+            var timeoutMs: Int64? = nil
+            if let t = p.optionalPositional(1) { timeoutMs = Int64(try number(line, t, max: maxDurationMs, p)) }
+            try p.expectOnly(positionals: 2)
+            return .waitAction(uid: UInt32(uid), timeoutMs: timeoutMs)
+        }
+        if matches(line, verb, "error") {
+            let code = try number(line, try p.positional(0, what: "code"), max: 0xFF, p)
+            var count = 1
+            if let t = p.optionalPositional(1) { count = Int(try number(line, t, max: 1000, p)) }
+            guard count > 0 else { throw p.error(.numberOutOfRange, at: p.optionalPositional(1) ?? verb) }
+            try p.expectOnly(positionals: 2)
+            return .error(code: UInt8(code), count: count)
+        }
+        let command: ScenarioCommand
+        if matches(line, verb, "service-changed") {
+            command = .serviceChanged
+        } else if matches(line, verb, "remove-ancs") {
+            command = .removeANCS
+        } else if matches(line, verb, "add-ancs") {
+            command = .addANCS
+        } else if matches(line, verb, "connect") {
+            command = .connect
+        } else if matches(line, verb, "disconnect") {
+            command = .disconnect
+        } else if matches(line, verb, "quit") {
+            command = .quit
+        } else {
+            throw p.error(.unknownCommand, at: verb)
+        }
+        try p.expectOnly(positionals: 0)
+        return command
+    }
+
+    // MARK: Notification options
+
+    struct Key: OptionSet {
+        var rawValue: UInt16
+        static let uid = Key(rawValue: 1 << 0)
+        static let app = Key(rawValue: 1 << 1)
+        static let title = Key(rawValue: 1 << 2)
+        static let subtitle = Key(rawValue: 1 << 3)
+        static let message = Key(rawValue: 1 << 4)
+        static let date = Key(rawValue: 1 << 5)
+        static let flags = Key(rawValue: 1 << 6)
+        static let positiveLabel = Key(rawValue: 1 << 7)
+        static let negativeLabel = Key(rawValue: 1 << 8)
+    }
+
+    static func options(_ line: Span<UInt8>, _ p: Arguments, into spec: inout NotificationSpec) throws(ScenarioError) {
+        var seen: Key = []
+        for i in 1..<p.tokens.count where p.tokens[i].hasKey {
+            let t = p.tokens[i]
+            let k: Key
+            if matchesKey(line, t, "uid") {
+                k = .uid
+                spec.uid = UInt32(try number(line, t, max: UInt64(UInt32.max), p))
+            } else if matchesKey(line, t, "app") {
+                k = .app
+                spec.content.appIdentifier.removeAll()
+                copy(line, t, into: &spec.content.appIdentifier)
+            } else if matchesKey(line, t, "title") {
+                k = .title
+                spec.content.title.removeAll()
+                copy(line, t, into: &spec.content.title)
+            } else if matchesKey(line, t, "subtitle") {
+                k = .subtitle
+                spec.content.subtitle.removeAll()
+                copy(line, t, into: &spec.content.subtitle)
+            } else if matchesKey(line, t, "message") {
+                k = .message
+                spec.content.message.removeAll()
+                copy(line, t, into: &spec.content.message)
+            } else if matchesKey(line, t, "date") {
+                k = .date
+                spec.content.date.removeAll()
+                copy(line, t, into: &spec.content.date)
+                guard isDate(line, t) else { throw p.error(.badDate, at: t) }
+            } else if matchesKey(line, t, "flags") {
+                k = .flags
+                spec.flags = try flags(line, t, p)
+            } else if matchesKey(line, t, "positive-label") {
+                k = .positiveLabel
+                spec.content.positiveLabel.removeAll()
+                copy(line, t, into: &spec.content.positiveLabel)
+            } else if matchesKey(line, t, "negative-label") {
+                k = .negativeLabel
+                spec.content.negativeLabel.removeAll()
+                copy(line, t, into: &spec.content.negativeLabel)
+            } else {
+                throw p.error(.unknownKey, at: t)
+            }
+            guard !seen.contains(k) else { throw p.error(.duplicateKey, at: t) }
+            seen.insert(k)
+        }
+        if !seen.contains(.date) { assign(&spec.content.date, defaultDate) }
+    }
+
+    static func category(_ line: Span<UInt8>, _ t: Token, _ p: Arguments) throws(ScenarioError) -> CategoryID {
+        if t.end > t.start, isDigit(line[t.start]) {
+            return CategoryID(rawValue: UInt8(try number(line, t, max: 0xFF, p)))
+        }
+        for raw in 0..<UInt8(CategoryID.knownCount) {
+            let candidate = CategoryID(rawValue: raw)
+            if equalsIgnoringCase(line, t.start..<t.end, candidate.name) { return candidate }
+        }
+        throw p.error(.unknownCategory, at: t)
+    }
+
+    static func flags(_ line: Span<UInt8>, _ t: Token, _ p: Arguments) throws(ScenarioError) -> EventFlags {
+        var result: EventFlags = []
+        var start = t.start
+        while start <= t.end {
+            var end = start
+            while end < t.end, line[end] != ASCII.comma { end += 1 }
+            let piece = start..<end
+            if equalsIgnoringCase(line, piece, "important") {
+                result.insert(.important)
+            } else if equalsIgnoringCase(line, piece, "silent") {
+                result.insert(.silent)
+            } else if equalsIgnoringCase(line, piece, "positive") {
+                result.insert(.positiveAction)
+            } else if equalsIgnoringCase(line, piece, "negative") {
+                result.insert(.negativeAction)
+            } else if !(equalsIgnoringCase(line, piece, "none") && t.end - t.start == 4) {
+                throw ScenarioError(line: p.lineNumber, column: start + 1, kind: .unknownFlag)
+            }
+            start = end + 1
+        }
+        return result
+    }
+
+    static func isDate(_ line: Span<UInt8>, _ t: Token) -> Bool {
+        guard t.end - t.start == 15 else { return false }
+        for i in 0..<15 {
+            let c = line[t.start + i]
+            if i == 8 {
+                guard c == UInt8(ascii: "T") else { return false }
+            } else if !isDigit(c) {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Decimal, or hexadecimal after `0x`.
+    static func number(_ line: Span<UInt8>, _ t: Token, max: UInt64, _ p: Arguments) throws(ScenarioError) -> UInt64 {
+        var i = t.start
+        var radix: UInt64 = 10
+        if t.end - t.start > 2, line[i] == UInt8(ascii: "0"), line[i + 1] | 0x20 == UInt8(ascii: "x") {
+            radix = 16
+            i += 2
+        }
+        guard i < t.end else { throw p.error(.badNumber, at: t) }
+        var value: UInt64 = 0
+        while i < t.end {
+            let c = line[i]
+            let digit: UInt64
+            if isDigit(c) {
+                digit = UInt64(c - UInt8(ascii: "0"))
+            } else if radix == 16, c | 0x20 >= UInt8(ascii: "a"), c | 0x20 <= UInt8(ascii: "f") {
+                digit = UInt64((c | 0x20) - UInt8(ascii: "a") + 10)
+            } else {
+                throw p.error(.badNumber, at: t)
+            }
+            value = value * radix + digit
+            guard value <= max else { throw p.error(.numberOutOfRange, at: t) }
+            i += 1
+        }
+        return value
+    }
+
+    // MARK: Tokens
+
+    struct Token {
+        var hasKey = false
+        var keyStart = 0
+        var keyEnd = 0
+        /// The value (inside the quotes for a quoted one).
+        var start = 0
+        var end = 0
+        var quoted = false
+        /// 1-based column of the token's first byte.
+        var column = 0
+    }
+
+    struct Tokens {
+        var storage = InlineArray<24, Token>(repeating: Token())
+        var count = 0
+
+        subscript(i: Int) -> Token { storage[i] }
+
+        mutating func append(_ t: Token) {
+            storage[count] = t
+            count += 1
+        }
+    }
+
+    /// The tokens after the command word, split into positional and keyed.
+    struct Arguments {
+        let tokens: Tokens
+        let lineNumber: Int
+
+        func error(_ kind: ScenarioError.Kind, at t: Token) -> ScenarioError {
+            ScenarioError(line: lineNumber, column: t.column, kind: kind)
+        }
+
+        /// Positional argument `index` (0 is the first after the command).
+        func optionalPositional(_ index: Int) -> Token? {
+            var n = 0
+            for i in 1..<tokens.count where !tokens[i].hasKey {
+                if n == index { return tokens[i] }
+                n += 1
+            }
+            return nil
+        }
+
+        func positional(_ index: Int, what: Name) throws(ScenarioError) -> Token {
+            guard let t = optionalPositional(index) else {
+                let last = tokens[tokens.count - 1]
+                throw ScenarioError(line: lineNumber, column: last.column, kind: .missingArgument(what: what))
+            }
+            return t
+        }
+
+        /// No more than `count` positional arguments.
+        func expectPositionals(_ count: Int) throws(ScenarioError) {
+            if let extra = optionalPositional(count) { throw error(.unexpectedArgument, at: extra) }
+        }
+
+        /// No more than `count` positional arguments and no options.
+        func expectOnly(positionals count: Int) throws(ScenarioError) {
+            try expectPositionals(count)
+            for i in 1..<max(1, tokens.count) where tokens[i].hasKey { throw error(.unexpectedArgument, at: tokens[i]) }
+        }
+    }
+
+    static func tokenize(_ line: Span<UInt8>, lineNumber: Int) throws(ScenarioError) -> Tokens {
+        var tokens = Tokens()
+        var i = 0
+        let n = line.count
+        while true {
+            while i < n, isSpace(line[i]) { i += 1 }
+            if i >= n || line[i] == ASCII.hash { break }
+            guard tokens.count < maxTokens else { throw ScenarioError(line: lineNumber, column: i + 1, kind: .tooManyArguments) }
+            var t = Token()
+            t.column = i + 1
+            if line[i] == ASCII.quote {
+                let close = try closingQuote(line, openingAt: i, lineNumber: lineNumber)
+                t.start = i + 1
+                t.end = close
+                t.quoted = true
+                i = close + 1
+            } else {
+                var j = i
+                while j < n, !isSpace(line[j]), line[j] != ASCII.equals, line[j] != ASCII.quote { j += 1 }
+                if j < n, line[j] == ASCII.equals {
+                    guard j > i else { throw ScenarioError(line: lineNumber, column: i + 1, kind: .expectedSpace) }
+                    t.hasKey = true
+                    t.keyStart = i
+                    t.keyEnd = j
+                    j += 1
+                    if j < n, line[j] == ASCII.quote {
+                        let close = try closingQuote(line, openingAt: j, lineNumber: lineNumber)
+                        t.start = j + 1
+                        t.end = close
+                        t.quoted = true
+                        i = close + 1
+                    } else {
+                        let s = j
+                        while j < n, !isSpace(line[j]), line[j] != ASCII.quote { j += 1 }
+                        guard j > s else { throw ScenarioError(line: lineNumber, column: s + 1, kind: .missingValue) }
+                        t.start = s
+                        t.end = j
+                        i = j
+                    }
+                } else {
+                    t.start = i
+                    t.end = j
+                    i = j
+                }
+            }
+            if i < n, !isSpace(line[i]), line[i] != ASCII.hash { throw ScenarioError(line: lineNumber, column: i + 1, kind: .expectedSpace) }
+            tokens.append(t)
+        }
+        return tokens
+    }
+
+    /// The index of the quote closing the string that opens at `q`.
+    static func closingQuote(_ line: Span<UInt8>, openingAt q: Int, lineNumber: Int) throws(ScenarioError) -> Int {
+        var k = q + 1
+        while k < line.count {
+            let c = line[k]
+            if c == ASCII.backslash {
+                let e: UInt8 = k + 1 < line.count ? line[k + 1] : 0
+                guard e == ASCII.quote || e == ASCII.backslash || e == UInt8(ascii: "n") || e == UInt8(ascii: "t") else {
+                    throw ScenarioError(line: lineNumber, column: k + 1, kind: .badEscape)
+                }
+                k += 2
+                continue
+            }
+            if c == ASCII.quote { return k }
+            k += 1
+        }
+        throw ScenarioError(line: lineNumber, column: q + 1, kind: .unterminatedQuote)
+    }
+
+    // MARK: Bytes
+
+    /// Copies a token's value, resolving escapes in a quoted one; what does
+    /// not fit is cut and flagged by `InlineBytes`.
+    static func copy<let N: Int>(_ line: Span<UInt8>, _ t: Token, into out: inout InlineBytes<N>) {
+        var k = t.start
+        while k < t.end {
+            var b = line[k]
+            if t.quoted, b == ASCII.backslash {
+                k += 1
+                b = line[k]
+                if b == UInt8(ascii: "n") { b = 0x0A } else if b == UInt8(ascii: "t") { b = 0x09 }
+            }
+            out.append(b)
+            k += 1
+        }
+    }
+
+    static func assign<let N: Int>(_ out: inout InlineBytes<N>, _ text: StaticString) {
+        out.removeAll()
+        text.withUTF8Buffer { for b in $0 { out.append(b) } }
+    }
+
+    static func matches(_ line: Span<UInt8>, _ t: Token, _ text: StaticString) -> Bool {
+        !t.hasKey && !t.quoted && equalsIgnoringCase(line, t.start..<t.end, text)
+    }
+
+    static func matchesKey(_ line: Span<UInt8>, _ t: Token, _ text: StaticString) -> Bool {
+        t.hasKey && equalsIgnoringCase(line, t.keyStart..<t.keyEnd, text)
+    }
+
+    static func equalsIgnoringCase(_ line: Span<UInt8>, _ range: Range<Int>, _ text: StaticString) -> Bool {
+        text.withUTF8Buffer { word in
+            guard word.count == range.count else { return false }
+            for i in 0..<word.count where lower(line[range.lowerBound + i]) != lower(word[i]) { return false }
+            return true
+        }
+    }
+
+    static func lower(_ c: UInt8) -> UInt8 { c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") ? c | 0x20 : c }
+    static func isSpace(_ c: UInt8) -> Bool { c == ASCII.space || c == ASCII.tab || c == ASCII.cr || c == ASCII.newline }
+    static func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
+}
+
+enum ASCII {
+    static let tab: UInt8 = 0x09
+    static let newline: UInt8 = 0x0A
+    static let cr: UInt8 = 0x0D
+    static let space: UInt8 = 0x20
+    static let quote: UInt8 = 0x22
+    static let hash: UInt8 = 0x23
+    static let comma: UInt8 = 0x2C
+    static let equals: UInt8 = 0x3D
+    static let backslash: UInt8 = 0x5C
+}

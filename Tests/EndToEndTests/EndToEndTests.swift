@@ -1,0 +1,177 @@
+// The product as a user runs it: `wristlink run` and `wristlink phone` as
+// two processes on a UNIX link, the firmware's events stream read as JSON
+// lines, the button pressed on its console, the trace decoded by tshark.
+
+import Bounded
+import Glibc
+import PlatformLinux
+import Testing
+import TestSupport
+
+/// The `wristlink` binary next to this test bundle.
+let wristlink: String = {
+    var parts = ChildProcess.selfPath.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast()
+    return parts.joined(separator: "/") + "/wristlink"
+}()
+
+let root: String = {
+    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(3)
+    return parts.joined(separator: "/")
+}()
+
+/// Reads a child's stdout as lines, waiting up to a deadline for a match.
+struct LineWatcher: ~Copyable {
+    var reader: CommandReader
+    var lines: [String] = []
+    var line = ByteBuffer(capacity: 16_384)
+
+    init(fd: Int32) { reader = CommandReader(fd: fd, maxLineBytes: 8192) }
+
+    mutating func drain() {
+        while let result = reader.next(into: &line) {
+            if case .command = result { lines.append(String(decoding: line.toArray(), as: UTF8.self)) }
+        }
+    }
+
+    /// Waits until a line containing every fragment has appeared.
+    mutating func waitFor(_ fragments: [String], timeoutMs: Int64 = 10_000) -> Bool {
+        let start = Sys.monotonicMs()
+        while Sys.monotonicMs() - start < timeoutMs {
+            drain()
+            if lines.contains(where: { l in fragments.allSatisfy { l.contains($0) } }) { return true }
+            ProcessControl.sleep(ms: 10)
+        }
+        return false
+    }
+}
+
+func scratchDirectory() -> String {
+    let dir = "/tmp/wristlink-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    _ = mkdir(dir, 0o700)
+    return dir
+}
+
+func writeFile(_ path: String, _ text: String) {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    _ = Array(text.utf8).withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+}
+
+func readText(_ path: String) -> String { (try? ProcessControl.readFile(path)) ?? "" }
+
+@Suite("End to end: wristlink run + wristlink phone", .serialized)
+struct EndToEndTests {
+    @Test("an incoming call rings; a press answers it with 02 UID 00; the phone removes it and the lines go off")
+    func incomingCallAnswered() throws {
+        let dir = scratchDirectory()
+        let socket = dir + "/phone.sock"
+        writeFile(dir + "/call.scn", """
+            wait-subscribed 10000
+            call "Bob" uid=7
+            wait-action 7 10000
+            sleep 200
+            quit
+            """)
+        var firmware = try ChildProcess.spawn(
+            [wristlink, "run", "--link", "unix:" + socket, "--gpio", "sim", "--board", root + "/board/sim/board.conf",
+             "--policy", root + "/board/policy.conf", "--events", "-", "--trace", dir + "/trace.btsnoop"],
+            pipeStdin: true, pipeStdout: true, stderrFD: ProcessControl.openForAppend(dir + "/firmware.log"))
+        var events = LineWatcher(fd: firmware.stdout)
+        #expect(events.waitFor(["\"kind\":\"session\"", "\"state\":\"advertising\""]) == true)
+        var phone = try ChildProcess.spawn(
+            [wristlink, "phone", "--connect", "unix:" + socket, "--scenario", dir + "/call.scn"], pipeStdin: false, pipeStdout: true,
+            stderrFD: ProcessControl.openForAppend(dir + "/phone.log"))
+        #expect(events.waitFor(["\"state\":\"subscribed\""]) == true)
+        #expect(events.waitFor(["\"kind\":\"notification\"", "\"uid\":7", "\"category\":\"IncomingCall\""]) == true)
+        #expect(events.waitFor(["\"kind\":\"gpio\"", "\"line\":\"led-call\"", "\"value\":1"]) == true)
+        #expect(events.waitFor(["\"kind\":\"gpio\"", "\"line\":\"vibration\"", "\"value\":1"]) == true)
+        firmware.send(line: "press accept 150")
+        #expect(events.waitFor(["\"kind\":\"button\"", "\"button\":\"accept\"", "\"gesture\":\"short\""]) == true)
+        #expect(events.waitFor(["\"kind\":\"action\"", "\"uid\":7", "\"action\":\"positive\"", "\"result\":\"sent\""]) == true)
+        #expect(events.waitFor(["\"event\":\"removed\"", "\"uid\":7"]) == true)
+        #expect(phone.wait(timeoutMs: 10_000) == 0, "the phone's scenario finished")
+        events.drain()
+        // After the removal, both ring lines are off.
+        let afterRemoval = events.lines.drop { !$0.contains("\"event\":\"removed\"") }
+        #expect(afterRemoval.contains { $0.contains("\"line\":\"led-call\"") && $0.contains("\"value\":0") })
+        #expect(afterRemoval.contains { $0.contains("\"line\":\"vibration\"") && $0.contains("\"value\":0") })
+        firmware.signal(SIGTERM)
+        #expect(firmware.wait(timeoutMs: 5_000) == 0, "SIGTERM: clean exit")
+        events.drain()
+        #expect(events.lines.last?.contains("\"state\":\"stopping\"") == true)
+        // Every line is an object with t_ms and kind.
+        for line in events.lines { #expect(line.hasPrefix("{\"t_ms\":") && line.contains("\"kind\":")) }
+        // The Control Point bytes are in the trace (phone's Control Point: 0x0015).
+        if access("/usr/bin/tshark", X_OK) == 0 {
+            let (_, rows) = capture("tshark -r \(dir)/trace.btsnoop -Y 'btatt.opcode == 0x12 && btatt.handle == 0x0015' -T fields -e btatt.value")
+            #expect(rows.contains("020700000000"), "trace: \(rows)")
+        }
+    }
+
+    @Test("titles and messages never reach the log at the default level, though the events stream has them")
+    func contentsStayOutOfLogs() throws {
+        let dir = scratchDirectory()
+        let socket = dir + "/phone.sock"
+        // A title rule makes the firmware fetch titles.
+        writeFile(dir + "/policy.conf", readText(root + "/board/policy.conf") + "\nrule title=\"Mom\" led-call=blink\n")
+        writeFile(dir + "/secret.scn", """
+            wait-subscribed 10000
+            message "Zanzibar-Title-4711" "Quokka-Message-0815" uid=3
+            sleep 1000
+            quit
+            """)
+        var firmware = try ChildProcess.spawn(
+            [wristlink, "run", "--link", "unix:" + socket, "--gpio", "sim", "--board", root + "/board/sim/board.conf",
+             "--policy", dir + "/policy.conf", "--events", dir + "/events.jsonl"],
+            pipeStdin: true, pipeStdout: false, stderrFD: ProcessControl.openForAppend(dir + "/firmware.log"))
+        #expect(ProcessControl.waitForPath(socket, timeoutMs: 5_000))
+        var phone = try ChildProcess.spawn(
+            [wristlink, "phone", "--connect", "unix:" + socket, "--scenario", dir + "/secret.scn"], pipeStdin: false, pipeStdout: false,
+            stderrFD: ProcessControl.openForAppend(dir + "/phone.log"))
+        #expect(phone.wait(timeoutMs: 15_000) == 0)
+        firmware.signal(SIGTERM)
+        #expect(firmware.wait(timeoutMs: 5_000) == 0)
+        let events = readText(dir + "/events.jsonl")
+        let log = readText(dir + "/firmware.log")
+        #expect(events.contains("Zanzibar-Title-4711"), "the title was fetched (so the check below means something)")
+        #expect(!log.contains("Zanzibar"), "title in the log")
+        #expect(!log.contains("Quokka"), "message in the log")
+        #expect(log.contains("session subscribed"), "the log is not empty")
+    }
+
+    @Test("bad flags and bad files: one clear line and the documented exit code")
+    func cliErrors() throws {
+        func run(_ args: [String]) throws -> (Int32, String) {
+            let dir = scratchDirectory()
+            var child = try ChildProcess.spawn([wristlink] + args, pipeStdin: false, pipeStdout: false, stderrFD: ProcessControl.openForAppend(dir + "/err"))
+            let status = child.wait(timeoutMs: 5_000)
+            return (status, readText(dir + "/err"))
+        }
+        let (usage, usageText) = try run(["run", "--link", "tcp:1"])
+        #expect(usage == 2)
+        #expect(usageText.contains("--link must be bluez, bluez:hciN or unix:PATH"))
+        let dir = scratchDirectory()
+        writeFile(dir + "/bad.conf", "name x\nchip sim\noutput a\nbutton b\nwobble 3\n")
+        let (config, configText) = try run(["run", "--link", "unix:\(dir)/s", "--gpio", "sim", "--board", dir + "/bad.conf"])
+        #expect(config == 3)
+        #expect(configText.contains("bad.conf:5:"))
+        let (unknown, _) = try run(["frobnicate"])
+        #expect(unknown == 2)
+        let (help, _) = try run(["run", "--help"])
+        #expect(help == 0)
+    }
+}
+
+func capture(_ command: String) -> (Int32, String) {
+    guard let pipe = popen(command + " 2>/dev/null", "r") else { return (-1, "") }
+    var output = [UInt8]()
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = fread(&buffer, 1, buffer.count, pipe)
+        if n <= 0 { break }
+        output += buffer[0..<n]
+    }
+    return (pclose(pipe), String(decoding: output, as: UTF8.self))
+}
