@@ -149,8 +149,7 @@ public struct BlueZLink: ~Copyable, LinkBackend {
                 encryptionReported = true
                 return .securityChanged(encrypted: true)
             }
-            if case .failed(let reason) = socket.flush() { return close(reason) }
-            switch socket.receive(into: &pdu, counters: &counters) {
+            switch socket.exchange(into: &pdu, counters: &counters) {
             case .pdu: return .pdu
             case .closed(let reason): return close(reason)
             case .nothing: break
@@ -161,20 +160,7 @@ public struct BlueZLink: ~Copyable, LinkBackend {
     }
 
     private mutating func accept() -> LinkInput {
-        let listener = self.listener
-        let fd: Int32
-        do {
-            fd = try Sys.call32("accept4(L2CAP ATT)") { wl_accept_nonblocking(listener) }
-        } catch {
-            if !error.wouldBlock { Log.warning("link: \(error)") }
-            return .none
-        }
-        if socket.isOpen {
-            counters.extraConnectionsRefused &+= 1
-            Log.warning("link: a second phone tried to connect; refused (one at a time)")
-            _ = CLinux.close(fd)
-            return .none
-        }
+        guard let fd = PacketSocket.accept(on: listener, busy: socket.isOpen, counters: &counters) else { return .none }
         socket = PacketSocket(fd: fd)
         peer = Self.peerAddress(fd)
         awaitedLevel = 0

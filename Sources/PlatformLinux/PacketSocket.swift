@@ -132,3 +132,38 @@ struct PacketSocket: ~Copyable {
         return .sent
     }
 }
+
+extension PacketSocket {
+    enum Traffic { case pdu, closed(Name), nothing }
+
+    /// One turn of a connected link: send what waits, then take one packet.
+    mutating func exchange(into pdu: inout ByteBuffer, counters: inout LinkCounters) -> Traffic {
+        guard isOpen else { return .nothing }
+        if case .failed(let reason) = flush() { return .closed(reason) }
+        switch receive(into: &pdu, counters: &counters) {
+        case .pdu: return .pdu
+        case .closed(let reason): return .closed(reason)
+        case .nothing: return .nothing
+        }
+    }
+
+    /// Accepts a pending connection on `listener`: its descriptor, or nil
+    /// when none is pending or one phone is already connected (`busy`: the
+    /// newcomer is closed and counted; one phone at a time).
+    static func accept(on listener: Int32, busy: Bool, counters: inout LinkCounters) -> Int32? {
+        let fd: Int32
+        do throws(SystemError) {
+            fd = try Sys.call32("accept4") { wl_accept_nonblocking(listener) }
+        } catch {
+            if !error.wouldBlock { Log.warning("link: \(error)") }
+            return nil
+        }
+        if busy {
+            counters.extraConnectionsRefused &+= 1
+            Log.warning("link: a second phone tried to connect; refused (one at a time)")
+            _ = CLinux.close(fd)
+            return nil
+        }
+        return fd
+    }
+}
