@@ -5,6 +5,12 @@
 // moved aside (bonds.corrupt-<seconds>) and reported; it is never fatal.
 
 import Bounded
+// CBlueZ, although nothing Bluetooth is used here: its shim includes
+// <sys/socket.h> textually, so in a whole-module (release) build the socket
+// constants (SOCK_DGRAM, SOCK_CLOEXEC, ...) belong to CBlueZ and are not
+// visible to a file that imports only Glibc ("cannot find 'SOCK_CLOEXEC' in
+// scope"; debug builds are not affected).
+import CBlueZ
 import Glibc
 
 public enum StateFile {
