@@ -31,13 +31,26 @@ var targets: [Target] = [
     .target(name: "PhoneSim", dependencies: ["Bounded", "ATT", "GATT", "ANCS"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
+    // `make bench`: the harness (the firmware on the real loop with a scripted
+    // phone and time-stamping backends; shared with the flood test) and the
+    // figures executable. Neither is linked into `wristlink`.
+    .target(
+        name: "BenchSupport",
+        dependencies: ["Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Bounded", "CBlueZ", "AllocCounter"],
+        path: "Tests/Bench/Harness", swiftSettings: core),
+    .executableTarget(
+        name: "wristlink-bench",
+        dependencies: ["BenchSupport", "Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Feedback", "Bounded", "AllocCounter"],
+        path: "Tests/Bench/Runner", swiftSettings: core),
     .testTarget(name: "BoundedTests", dependencies: ["Bounded", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ANCSTests", dependencies: ["ANCS", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ATTTests", dependencies: ["ATT", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "GATTTests", dependencies: ["ATT", "GATT"], swiftSettings: core),
     .testTarget(
         name: "FirmwareTests",
-        dependencies: ["Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Mgmt", "Config", "Feedback", "Bounded", "AllocCounter"],
+        dependencies: [
+            "Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Mgmt", "Config", "Feedback", "Bounded", "AllocCounter", "BenchSupport",
+        ],
         swiftSettings: core),
     .testTarget(name: "FeedbackTests", dependencies: ["Feedback", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "MgmtTests", dependencies: ["Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),

@@ -628,6 +628,9 @@ public struct WearableCore: ~Copyable {
 
     public func level(of output: Int) -> Bool { levels[output] }
 
+    /// The pattern player's refusals and evictions (for figures and tests).
+    public var playerCounters: PlayerCounters { player.counters }
+
     /// Whether notification `uid` is alerting on `output`: its own pattern
     /// is stored there, or it has a lasting alert there and the output's
     /// sustained pattern is playing.
