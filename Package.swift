@@ -36,6 +36,10 @@ var targets: [Target] = [
     .executableTarget(name: "wristlink", dependencies: ["App", "PlatformLinux"], swiftSettings: core),
     // The simulated iPhone (ANCS Notification Provider), sans-IO like the core.
     .target(name: "PhoneSim", dependencies: ["Bounded", "ATT", "GATT", "ANCS"], swiftSettings: core),
+    // The Pi binary's bring-up entry point (docs/pi-build.md); built here too
+    // so it stays valid Swift for the host and can be compared with the
+    // aarch64 build.
+    .executableTarget(name: "wristlink-pi", dependencies: ["App", "PlatformLinux"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
     // `make bench`: the harness (the firmware on the real loop with a scripted
@@ -49,24 +53,26 @@ var targets: [Target] = [
         name: "wristlink-bench",
         dependencies: ["BenchSupport", "Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Feedback", "Bounded", "AllocCounter"],
         path: "Tests/Bench/Runner", swiftSettings: core),
-    .testTarget(name: "BoundedTests", dependencies: ["Bounded", "AllocCounter"], swiftSettings: core),
-    .testTarget(name: "ANCSTests", dependencies: ["ANCS", "AllocCounter"], swiftSettings: core),
-    .testTarget(name: "ATTTests", dependencies: ["ATT", "AllocCounter"], swiftSettings: core),
-    .testTarget(name: "GATTTests", dependencies: ["ATT", "GATT"], swiftSettings: core),
+    .target(name: "TestSupport", dependencies: ["AllocCounter", "Bounded"], path: "Tests/Support/TestSupport", swiftSettings: core),
+    .testTarget(name: "BoundedTests", dependencies: ["TestSupport", "Bounded", "AllocCounter"], swiftSettings: core),
+    .testTarget(name: "ANCSTests", dependencies: ["TestSupport", "ANCS", "AllocCounter"], swiftSettings: core),
+    .testTarget(name: "ATTTests", dependencies: ["TestSupport", "ATT", "AllocCounter"], swiftSettings: core),
+    .testTarget(name: "GATTTests", dependencies: ["TestSupport", "ATT", "GATT"], swiftSettings: core),
     .testTarget(
         name: "FirmwareTests",
         dependencies: [
-            "Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Mgmt", "Config", "Feedback", "Bounded", "AllocCounter", "BenchSupport",
+            "TestSupport", "Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Mgmt", "Config", "Feedback", "Bounded", "AllocCounter",
+            "BenchSupport",
         ],
         swiftSettings: core),
-    .testTarget(name: "FeedbackTests", dependencies: ["Feedback", "AllocCounter"], swiftSettings: core),
-    .testTarget(name: "MgmtTests", dependencies: ["Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),
-    .testTarget(name: "ConfigTests", dependencies: ["Config", "Feedback", "ANCS"], swiftSettings: core),
-    .testTarget(name: "PlatformLinuxTests", dependencies: ["PlatformLinux", "Platform", "Config", "Bounded"], swiftSettings: core),
-    .testTarget(name: "EndToEndTests", dependencies: ["wristlink", "PlatformLinux", "Bounded"], swiftSettings: core),
+    .testTarget(name: "FeedbackTests", dependencies: ["TestSupport", "Feedback", "AllocCounter"], swiftSettings: core),
+    .testTarget(name: "MgmtTests", dependencies: ["TestSupport", "Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),
+    .testTarget(name: "ConfigTests", dependencies: ["TestSupport", "Config", "Feedback", "ANCS"], swiftSettings: core),
+    .testTarget(name: "PlatformLinuxTests", dependencies: ["TestSupport", "PlatformLinux", "Platform", "Config", "Bounded"], swiftSettings: core),
+    .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "wristlink", "wristlink-pi", "PlatformLinux", "Bounded"], swiftSettings: core),
     .testTarget(
         name: "PhoneSimTests",
-        dependencies: ["PhoneSim", "Firmware", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],
+        dependencies: ["TestSupport", "PhoneSim", "Firmware", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],
         swiftSettings: core),
 ]
 

@@ -70,8 +70,8 @@ public enum CLI {
 
         COMMANDS:
           run      the firmware (daemon): talks to the iPhone, drives LEDs and the motor
-          phone    a simulated iPhone (ANCS Notification Provider) for run --link unix
-          sim      run + phone + a simulated board in this terminal (what `make run` starts)
+          phone    a simulated iPhone (ANCS Notification Provider) for run --link unix (host build)
+          sim      run + phone + a simulated board in this terminal (host build; what `make run` starts)
           forget   remove the stored bonds
           lines-off  every output of a board off (for systemd after a crash)
           help     this text, or `wristlink help <command>`
@@ -80,7 +80,10 @@ public enum CLI {
                     3 bad board/policy/scenario file, 4 hardware or OS setup failed
         """
 
-    public static func main(_ arguments: [String]) -> Int32 {
+    /// Runs the command in `arguments`. `extra` handles commands this
+    /// build adds (the simulator's `phone` and `sim` on the host) and
+    /// returns nil for the ones it does not know.
+    public static func main(_ arguments: [String], extra: (String, ArraySlice<String>) -> Int32?) -> Int32 {
         let args = arguments.dropFirst()
         guard let command = args.first else {
             print(usage)
@@ -90,12 +93,11 @@ public enum CLI {
         if rest.contains("--help") || rest.contains("-h") { return help(command) }
         switch command {
         case "run": return RunCommand.main(rest)
-        case "phone": return PhoneCommand.main(rest)
-        case "sim": return SimCommand.main(rest)
         case "forget": return ForgetCommand.main(rest)
         case "lines-off": return LinesOffCommand.main(rest)
         case "help", "--help", "-h": return help(rest.first ?? "")
         default:
+            if let status = extra(command, rest) { return status }
             Log.error("unknown command '\(command)' (try: wristlink help)")
             return ExitCode.usage
         }

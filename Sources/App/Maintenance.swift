@@ -42,12 +42,14 @@ public enum LinesOffCommand {
         let a: Arguments
         do { a = try Arguments(args, valued: ["--board"]) } catch { return CLI.fail(error, command: "lines-off") }
         guard let path = a.value("--board") else { return CLI.fail(UsageError("--board FILE is required"), command: "lines-off") }
-        let board: BoardConfig
-        do { board = try BoardConfig.parse(try ProcessControl.readFile(path)) } catch let error as ConfigError {
-            Log.error(error.located(in: path))
-            return ExitCode.config
-        } catch {
+        let text: String
+        do throws(SystemError) { text = try ProcessControl.readFile(path) } catch {
             Log.error("cannot read \(path): \(error)")
+            return ExitCode.config
+        }
+        let board: BoardConfig
+        do throws(ConfigError) { board = try BoardConfig.parse(text) } catch {
+            Log.error(error.located(in: path))
             return ExitCode.config
         }
         guard !board.simulated else { return ExitCode.ok }

@@ -23,8 +23,8 @@ public struct Reporter: ~Copyable, EventSink {
     private var drops: DropCounts
 
     public init(board: BoardConfig, events: consuming OutputFile?, start: Instant) {
-        outputNames = board.outputs.map(\.name)
-        buttonNames = board.buttons.map(\.name)
+        outputNames = board.outputs.map { $0.name }
+        buttonNames = board.buttons.map { $0.name }
         self.start = start
         self.events = events
         json = ByteBuffer(capacity: 4096)

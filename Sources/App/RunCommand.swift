@@ -11,7 +11,7 @@ public enum RunCommand {
     public static let usage = """
         USAGE: wristlink run [--link bluez[:hciN] | --link unix:PATH] [--board FILE] [--policy FILE]
                              [--gpio chip | --gpio sim] [--events FILE|-] [--trace FILE]
-                             [--log-level LEVEL] [--state-dir DIR]
+                             [--log-level LEVEL] [--state-dir DIR] [--consent-window-ms MS] [--accept-pairing]
 
           --link bluez[:hciN]  the phone over the kernel's Bluetooth stack (default bluez:hci0)
           --link unix:PATH     listen on a UNIX SOCK_SEQPACKET socket instead (one packet = one ATT PDU),
@@ -25,6 +25,10 @@ public enum RunCommand {
           --trace FILE         every ATT PDU in and out as a btsnoop file (Wireshark, tshark, btmon)
           --log-level LEVEL    error, warning, notice, info (default) or debug; contents are logged only at debug
           --state-dir DIR      where bonds are kept (default /var/lib/wristlink)
+          --consent-window-ms MS  how long a pairing request waits for the wearer's press before it is
+                               refused (1000...25000, default 20000; SMP itself gives up after 30 s)
+          --accept-pairing     accept pairing requests in pairing mode without a press (a headless
+                               test rig; a wearer should not use it)
 
         Stops on SIGINT or SIGTERM with every output off. Exit codes: see wristlink help.
         """
@@ -42,11 +46,14 @@ public enum RunCommand {
         var eventsPath: String? = nil
         var tracePath: String? = nil
         var stateDir = "/var/lib/wristlink"
+        var consentWindowMs: Int64? = nil
+        var acceptPairing = false
     }
 
     static func parse(_ args: ArraySlice<String>) throws(UsageError) -> Options {
         let a = try Arguments(
-            args, valued: ["--link", "--board", "--policy", "--gpio", "--events", "--trace", "--log-level", "--state-dir"])
+            args, valued: ["--link", "--board", "--policy", "--gpio", "--events", "--trace", "--log-level", "--state-dir", "--consent-window-ms"],
+            boolean: ["--accept-pairing"])
         var o = Options()
         if let link = a.value("--link") {
             if link == "bluez" {
@@ -70,6 +77,13 @@ public enum RunCommand {
         o.eventsPath = a.value("--events")
         o.tracePath = a.value("--trace")
         if let d = a.value("--state-dir") { o.stateDir = d }
+        o.acceptPairing = a.flags.contains("--accept-pairing")
+        if let text = a.value("--consent-window-ms") {
+            guard let ms = Int64(text), ms >= 1_000, ms <= 25_000 else {
+                throw UsageError("--consent-window-ms must be a number of milliseconds from 1000 to 25000 (got '\(text)')")
+            }
+            o.consentWindowMs = ms
+        }
         if let level = a.value("--log-level") {
             guard let l = LogLevel(name: level) else { throw UsageError("--log-level must be error, warning, notice, info or debug") }
             Log.level = l
@@ -96,6 +110,8 @@ public enum RunCommand {
             return ExitCode.usage
         }
         var config = WearableConfig(board: board, policy: policy)
+        if let ms = options.consentWindowMs { config.controller.consentWindowMs = ms }
+        config.controller.autoAcceptPairing = options.acceptPairing
         var events: OutputFile? = nil
         if let path = options.eventsPath {
             do { events = try OutputFile(path: path) } catch {
@@ -141,7 +157,7 @@ public enum RunCommand {
     ) -> Int32 {
         let board = config.board
         if options.simulatedGPIO {
-            let lines = SimLines(outputs: board.outputs.map(\.name), buttons: board.buttons.map(\.name), consoleFD: 0)
+            let lines = SimLines(outputs: board.outputs.map { $0.name }, buttons: board.buttons.map { $0.name }, consoleFD: 0)
             return Daemon.serve(
                 link: link, lines: lines, config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
                 bonds: bonds)
@@ -224,6 +240,12 @@ enum Daemon {
         var runner = Runner(platform: platform, sink: reporter, core: WearableCore(config: config, bonds: bonds))
         let reason = runner.run()
         runner.shutdown()
+        // A fatal stop (the loop could not go on) is a failure for systemd's
+        // Restart=on-failure; the outputs are off either way.
+        if reason.text.description.hasPrefix("fatal") {
+            Log.error("stopped: \(reason)")
+            return ExitCode.failure
+        }
         Log.info("stopped (\(reason))")
         return ExitCode.ok
     }

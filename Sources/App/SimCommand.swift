@@ -7,6 +7,7 @@
 // script reading --events would see.
 
 import Bounded
+import Config
 import PlatformLinux
 
 public enum SimCommand {
@@ -32,7 +33,7 @@ public enum SimCommand {
         // Checked here too, so a bad file is reported before anything starts.
         let outputNames: [String]
         switch ConfigFiles.load(boardPath: board, policyPath: policy) {
-        case .success(let loaded): outputNames = loaded.0.outputs.map(\.name)
+        case .success(let loaded): outputNames = loaded.0.outputs.map { $0.name }
         case .failure(let message):
             Log.error(message)
             return ExitCode.config

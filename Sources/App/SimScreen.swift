@@ -82,7 +82,7 @@ struct SimScreen {
             switch line.name {
             case "vibration", "motor":
                 lit = line.on ? esc + "1;33m≋≋ BZZZ ≋≋" + esc + "0m" : esc + "2m··  still  ··" + esc + "0m"
-            case let n where n.contains("call"):
+            case let n where n.split(separator: "-").contains { $0 == "call" }:
                 lit = line.on ? esc + "1;31m●" + esc + "0m" : esc + "2m○" + esc + "0m"
             default:
                 lit = line.on ? esc + "1;32m●" + esc + "0m" : esc + "2m○" + esc + "0m"

@@ -4,7 +4,11 @@
 #ifndef WRISTLINK_CBLUEZ_SHIM_H
 #define WRISTLINK_CBLUEZ_SHIM_H
 
-#include <sys/socket.h>
+// glibc's declarations come through CLinux (its module owns them in the
+// Embedded build, where no Glibc module exists; a second textual copy here
+// would hide them from files that import only CLinux). So a target that
+// imports CBlueZ also depends on CLinux.
+#include "CLinux.h"
 #include <bluetooth/bluetooth.h>
 #include <bluetooth/hci.h>
 #include <bluetooth/l2cap.h>

@@ -8,6 +8,8 @@
 // both buttons (`enterPairingMode`) and left after `pairingWindowMs` (two
 // minutes) or once a bond is stored. Outside it, a phone without a bond is
 // disconnected as soon as it connects, and a pairing request is refused.
+// A phone without a bond whose pairing failed (refused by the wearer, or
+// given up) is disconnected too, so it cannot hold the link.
 //
 // Consent: the kernel asks with User Confirmation Request before it pairs
 // (kernel 6.1 even for Just Works). In pairing mode the request waits up to
@@ -77,16 +79,31 @@ public struct Controller: ~Copyable {
 
     public init(config: ControllerConfig, bonds: consuming BondStore) {
         self.config = config
-        // The name was checked when the configuration was read; the
-        // fallback is a literal known to be valid.
-        let index = ControllerIndex(config.index)
-        let setupConfig = (try? LocalName(config.name)).flatMap { try? SetupConfig(index: index, name: $0, solicitedService: ANCSUUID.service) }
-            ?? (try! SetupConfig(index: index, name: LocalName("Wristlink"), solicitedService: ANCSUUID.service))
-        setup = ControllerSetup(config: setupConfig)
+        setup = ControllerSetup(config: Self.setupConfig(index: ControllerIndex(config.index), name: config.name))
         self.bonds = bonds
         commands = PacketQueue(capacity: 8, slotBytes: ControllerSetup.commandBufferCapacity)
         events = RingBuffer(capacity: 16, policy: .refuseNewest)
         scratch = ByteBuffer(capacity: ControllerSetup.commandBufferCapacity)
+    }
+
+    /// The set-up for `name`, or for "Wristlink" if `name` cannot be a
+    /// Bluetooth name (the configuration reader checks it first).
+    static func setupConfig(index: ControllerIndex, name: String) -> SetupConfig {
+        if let config = setupConfig(index: index, validName: name) { return config }
+        guard let fallback = setupConfig(index: index, validName: "Wristlink") else {
+            preconditionFailure("the fallback name is a valid Bluetooth name")
+        }
+        return fallback
+    }
+
+    private static func setupConfig(index: ControllerIndex, validName name: String) -> SetupConfig? {
+        let local: LocalName
+        do throws(LocalNameError) { local = try LocalName(name) } catch { return nil }
+        do throws(AdvertisingDataError) {
+            return try SetupConfig(index: index, name: local, solicitedService: ANCSUUID.service)
+        } catch {
+            return nil
+        }
     }
 
     // MARK: State
@@ -138,12 +155,18 @@ public struct Controller: ~Copyable {
         case .userConfirmationRequest(let request):
             confirmationRequested(request.address, now: now)
         case .newLongTermKey(let key):
-            bondUpdated(bonds.apply(key), now: now)
+            let wasPairing = isPairingMode
+            bondUpdated(bonds.apply(key), wasPairing: wasPairing, now: now)
         case .newIdentityResolvingKey(let key):
-            bondUpdated(bonds.apply(key), now: now)
+            let wasPairing = isPairingMode
+            bondUpdated(bonds.apply(key), wasPairing: wasPairing, now: now)
         case .authenticationFailed(let address, let status):
             if consentFor == address { clearConsent() }
             emit(.pairingFailed(status: Name(status.name)))
+            // A phone without a bond that failed to pair (refused, or gave
+            // up) stays connected otherwise, unencrypted and useless, and
+            // holds the one ATT link the wearer's own phone needs.
+            if bonds.firstIndex(of: address) == nil { send(.disconnect(address)) }
         default:
             break
         }
@@ -190,7 +213,10 @@ public struct Controller: ~Copyable {
 
     private mutating func clearConsent() { consentFor = nil }
 
-    private mutating func bondUpdated(_ update: BondUpdate, now: Instant) {
+    /// `wasPairing`: pairing mode was on before the key was applied. It ends
+    /// with a stored bond, whether it was opened by the buttons or was on
+    /// because no bond existed (the first bond ends that too).
+    private mutating func bondUpdated(_ update: BondUpdate, wasPairing: Bool, now: Instant) {
         switch update {
         case .ignored(let reason):
             let name: Name
@@ -211,10 +237,8 @@ public struct Controller: ~Copyable {
         }
         bondsNeedSaving = true
         emit(.bondStored)
-        if manualPairingUntil != nil {
-            manualPairingUntil = nil
-            emit(.pairingMode(on: false, reason: "bonded"))
-        }
+        manualPairingUntil = nil
+        if wasPairing && !isPairingMode { emit(.pairingMode(on: false, reason: "bonded")) }
     }
 
     /// A long press of both buttons.

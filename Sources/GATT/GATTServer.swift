@@ -12,11 +12,10 @@
 //   0x0009  CCCD                 read/write
 //
 // The database never changes while running, so Service Changed is never
-// indicated; it is there because iOS expects it. Errors follow the spec: a
-// bad range is Invalid Handle naming the start, nothing found is Attribute
-// Not Found naming the start, a group type other than a service is
-// Unsupported Group Type, reading Service Changed is Read Not Permitted,
-// writing anything but the CCCD is Write Not Permitted.
+// indicated; it is there because iOS expects it. `AttributeServer` answers
+// discovery and reads (with the spec's errors: reading Service Changed is
+// Read Not Permitted); writing anything but the CCCD is Write Not Permitted,
+// a CCCD value other than 2 bytes Invalid Attribute Value Length.
 
 import ATT
 import Bounded
@@ -71,153 +70,43 @@ public struct GATTServer: Sendable {
         attributes[8].value.append(0)
     }
 
-    private var lastHandle: UInt16 { attributes[attributes.count - 1].handle }
-
-    private func index(of handle: UInt16) -> Int? {
-        guard handle >= 1, handle <= lastHandle else { return nil }
-        return Int(handle) - 1
-    }
-
     /// Writes the response to `request` into `out`. Returns false for a
     /// Write Command (no response).
     public mutating func respond(to request: ATTPDU, in pdu: Span<UInt8>, into out: inout ByteBuffer, mtu: Int) -> Bool {
-        switch request {
-        case .readByGroupTypeRequest(let start, let end, let type):
-            readByGroupType(start, end, type, &out, mtu)
-        case .findByTypeValueRequest(let start, let end, let type, let value):
-            findByTypeValue(start, end, type, pdu.extracting(value), &out, mtu)
-        case .readByTypeRequest(let start, let end, let type):
-            readByType(start, end, type, &out, mtu)
-        case .findInformationRequest(let start, let end):
-            findInformation(start, end, &out, mtu)
-        case .readRequest(let handle):
-            read(handle, offset: nil, &out, mtu)
-        case .readBlobRequest(let handle, let offset):
-            read(handle, offset: offset, &out, mtu)
-        case .writeRequest(let handle, let value):
-            write(handle, pdu.extracting(value), &out)
-        case .writeCommand(let handle, let value):
-            if handle == Self.serviceChangedCCCDHandle, value.count == 2 { setCCCD(pdu.extracting(value)) }
-            return false
-        default:
-            PDUWriter.errorResponse(&out, requestOpcode: request.opcode ?? 0, handle: 0, code: ATTErrorCode.requestNotSupported)
-        }
-        return true
-    }
-
-    private func error(_ out: inout ByteBuffer, _ opcode: UInt8, _ handle: UInt16, _ code: UInt8) {
-        PDUWriter.errorResponse(&out, requestOpcode: opcode, handle: handle, code: code)
-    }
-
-    private func validRange(_ start: UInt16, _ end: UInt16) -> Bool { start != 0 && start <= end }
-
-    private func readByGroupType(_ start: UInt16, _ end: UInt16, _ type: ATTUUID, _ out: inout ByteBuffer, _ mtu: Int) {
-        let op = ATTOpcode.readByGroupTypeRequest
-        guard validRange(start, end) else { return error(&out, op, start, ATTErrorCode.invalidHandle) }
-        guard type == .uuid16(GATTUUID.primaryService) || type == .uuid16(GATTUUID.secondaryService) else {
-            return error(&out, op, start, ATTErrorCode.unsupportedGroupType)
-        }
-        let limit = min(mtu, out.capacity)
-        out.removeAll()
-        out.append(ATTOpcode.readByGroupTypeResponse)
-        out.append(0)
-        var entryLength = 0
-        for i in 0..<attributes.count {
-            let a = attributes[i]
-            guard a.handle >= start, a.handle <= end, .uuid16(a.type) == type else { continue }
-            let length = 4 + a.value.count
-            if entryLength != 0 && (length != entryLength || out.count + length > limit) { break }
-            if out.count + length > limit { break }
-            entryLength = length
-            out.appendLE16(a.handle)
-            out.appendLE16(a.groupEnd)
-            out.append(contentsOf: a.value.span)
-        }
-        guard entryLength != 0 else { return error(&out, op, start, ATTErrorCode.attributeNotFound) }
-        out[1] = UInt8(entryLength)
-    }
-
-    private func findByTypeValue(_ start: UInt16, _ end: UInt16, _ type: UInt16, _ value: Span<UInt8>, _ out: inout ByteBuffer, _ mtu: Int) {
-        let op = ATTOpcode.findByTypeValueRequest
-        guard validRange(start, end) else { return error(&out, op, start, ATTErrorCode.invalidHandle) }
-        let limit = min(mtu, out.capacity)
-        out.removeAll()
-        out.append(ATTOpcode.findByTypeValueResponse)
-        for i in 0..<attributes.count {
-            let a = attributes[i]
-            guard a.handle >= start, a.handle <= end, a.type == type, a.value.elementsEqual(value) else { continue }
-            if out.count + 4 > limit { break }
-            out.appendLE16(a.handle)
-            out.appendLE16(a.groupEnd)
-        }
-        guard out.count > 1 else { return error(&out, op, start, ATTErrorCode.attributeNotFound) }
-    }
-
-    private func readByType(_ start: UInt16, _ end: UInt16, _ type: ATTUUID, _ out: inout ByteBuffer, _ mtu: Int) {
-        let op = ATTOpcode.readByTypeRequest
-        guard validRange(start, end) else { return error(&out, op, start, ATTErrorCode.invalidHandle) }
-        let limit = min(mtu, out.capacity)
-        out.removeAll()
-        out.append(ATTOpcode.readByTypeResponse)
-        out.append(0)
-        var entryLength = 0
-        for i in 0..<attributes.count {
-            let a = attributes[i]
-            guard a.handle >= start, a.handle <= end, .uuid16(a.type) == type else { continue }
-            guard a.readable else {
-                if entryLength == 0 { return error(&out, op, a.handle, ATTErrorCode.readNotPermitted) }
-                break
+        var isCommand = false
+        if case .writeCommand = request { isCommand = true }
+        switch AttributeServer.respond(to: request, in: pdu, database: self, secured: true, into: &out, mtu: mtu) {
+        case .answered:
+            return !isCommand
+        case .write(_, let handle, let value):
+            let op = request.opcode ?? ATTOpcode.writeRequest
+            guard handle == Self.serviceChangedCCCDHandle else {
+                _ = AttributeServer.error(&out, op, handle, ATTErrorCode.writeNotPermitted)
+                return !isCommand
             }
-            let valueLength = min(a.value.count, min(limit - 4, 253))
-            let length = 2 + valueLength
-            if entryLength != 0 && (length != entryLength || out.count + length > limit) { break }
-            entryLength = length
-            out.appendLE16(a.handle)
-            out.append(contentsOf: a.value.span.extracting(0..<valueLength))
+            guard value.count == 2 else {
+                _ = AttributeServer.error(&out, op, handle, ATTErrorCode.invalidAttributeValueLength)
+                return !isCommand
+            }
+            setCCCD(pdu.extracting(value))
+            PDUWriter.writeResponse(&out)
+            return !isCommand
         }
-        guard entryLength != 0 else { return error(&out, op, start, ATTErrorCode.attributeNotFound) }
-        out[1] = UInt8(entryLength)
-    }
-
-    private func findInformation(_ start: UInt16, _ end: UInt16, _ out: inout ByteBuffer, _ mtu: Int) {
-        let op = ATTOpcode.findInformationRequest
-        guard validRange(start, end) else { return error(&out, op, start, ATTErrorCode.invalidHandle) }
-        let limit = min(mtu, out.capacity)
-        out.removeAll()
-        out.append(ATTOpcode.findInformationResponse)
-        out.append(1)
-        for i in 0..<attributes.count {
-            let a = attributes[i]
-            guard a.handle >= start, a.handle <= end else { continue }
-            if out.count + 4 > limit { break }
-            out.appendLE16(a.handle)
-            out.appendLE16(a.type)
-        }
-        guard out.count > 2 else { return error(&out, op, start, ATTErrorCode.attributeNotFound) }
-    }
-
-    private func read(_ handle: UInt16, offset: UInt16?, _ out: inout ByteBuffer, _ mtu: Int) {
-        let op = offset == nil ? ATTOpcode.readRequest : ATTOpcode.readBlobRequest
-        guard let i = index(of: handle) else { return error(&out, op, handle, ATTErrorCode.invalidHandle) }
-        let a = attributes[i]
-        guard a.readable else { return error(&out, op, handle, ATTErrorCode.readNotPermitted) }
-        let from = Int(offset ?? 0)
-        guard from <= a.value.count else { return error(&out, op, handle, ATTErrorCode.invalidOffset) }
-        let responseOpcode = offset == nil ? ATTOpcode.readResponse : ATTOpcode.readBlobResponse
-        PDUWriter.valueResponse(&out, opcode: responseOpcode, value: a.value.span.extracting(from..<a.value.count), mtu: mtu)
-    }
-
-    private mutating func write(_ handle: UInt16, _ value: Span<UInt8>, _ out: inout ByteBuffer) {
-        let op = ATTOpcode.writeRequest
-        guard index(of: handle) != nil else { return error(&out, op, handle, ATTErrorCode.invalidHandle) }
-        guard handle == Self.serviceChangedCCCDHandle else { return error(&out, op, handle, ATTErrorCode.writeNotPermitted) }
-        guard value.count == 2 else { return error(&out, op, handle, ATTErrorCode.invalidAttributeValueLength) }
-        setCCCD(value)
-        PDUWriter.writeResponse(&out)
     }
 
     private mutating func setCCCD(_ value: Span<UInt8>) {
         serviceChangedCCCD = value.le16(at: 0)
         attributes[8].value = InlineBytes<32>(value)
+    }
+}
+
+extension GATTServer: AttributeDatabase {
+    public var attributeCount: Int { attributes.count }
+
+    public func attribute(at index: Int, secured: Bool) -> ServedAttribute? {
+        let a = attributes[index]
+        return ServedAttribute(
+            handle: a.handle, type: .uuid16(a.type), groupEnd: a.groupEnd, value: a.value,
+            readError: a.readable ? nil : ATTErrorCode.readNotPermitted)
     }
 }

@@ -41,7 +41,13 @@
 // re-adding an instance with the same identifier updates it in place. So:
 // fast interval (20 ms) + Add Advertising when advertising starts and after
 // every disconnection; when `fastPhaseMs` (30 s) has passed, slow interval +
-// Add Advertising again. Add Extended Advertising Parameters (0x0054) would
+// Add Advertising again, but only while no phone is connected: re-adding
+// the instance starts advertising at once, and kernel 6.1 does so even
+// during a connection (seen in the VM suite), while after a connection it
+// keeps advertising off by itself until the disconnection, when it
+// re-enables the instance with the interval it was last added with. A
+// switch due while connected therefore waits; the disconnection starts a
+// new fast phase anyway. Add Extended Advertising Parameters (0x0054) would
 // carry the interval itself but is refused while powered off and needs a
 // second command for the data; this path works on every kernel since 5.8
 // with the one command we already send.
@@ -188,6 +194,8 @@ public struct ControllerSetup: ~Copyable {
     public private(set) var advertisingSpeed: AdvertisingSpeed? = nil
     private var speedBeingApplied: AdvertisingSpeed = .fast
     private var fastUntil: Instant? = nil
+    /// Devices connected now (Device Connected minus Device Disconnected).
+    public private(set) var connections = 0
 
     public init(config: SetupConfig) {
         self.config = config
@@ -214,6 +222,7 @@ public struct ControllerSetup: ~Copyable {
         advertisingSpeed = nil
         speedBeingApplied = .fast
         fastUntil = nil
+        connections = 0
     }
 
     /// Writes the next command into `out` and returns its step, or returns
@@ -268,7 +277,10 @@ public struct ControllerSetup: ~Copyable {
             } else {
                 fail(step, complete.status)
             }
+        case .deviceConnected:
+            connections += 1
         case .deviceDisconnected:
+            connections = max(0, connections - 1)
             if isConfigured, let cadence = config.cadence {
                 fastUntil = now.advanced(byMs: cadence.fastPhaseMs)
                 reconcileAdvertising(now: now)
@@ -279,9 +291,10 @@ public struct ControllerSetup: ~Copyable {
         return status
     }
 
-    /// When `poll` must next be called (the end of the fast phase), or nil.
+    /// When `poll` must next be called (the end of the fast phase), or nil
+    /// (also while a phone is connected: the switch waits for it to leave).
     public var nextDeadline: Instant? {
-        guard phase == .idle, advertisingSpeed == .fast else { return nil }
+        guard phase == .idle, advertisingSpeed == .fast, connections == 0 else { return nil }
         return fastUntil
     }
 
@@ -353,7 +366,7 @@ public struct ControllerSetup: ~Copyable {
     /// Starts re-adding the instance when the wanted interval differs from
     /// the one it runs with.
     private mutating func reconcileAdvertising(now: Instant) {
-        guard phase == .idle, controlsAdvertisingInterval, let current = advertisingSpeed else { return }
+        guard phase == .idle, connections == 0, controlsAdvertisingInterval, let current = advertisingSpeed else { return }
         let wanted: AdvertisingSpeed = (fastUntil.map { now < $0 } ?? false) ? .fast : .slow
         guard wanted != current else { return }
         speedBeingApplied = wanted

@@ -27,6 +27,7 @@ public struct PhoneNotification: Equatable, Sendable {
     var slot: Int
 }
 
+@usableFromInline
 struct NotificationStore: ~Copyable {
     enum Posted {
         /// A new UID; `evicted` was removed to make room.

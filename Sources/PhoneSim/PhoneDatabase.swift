@@ -22,14 +22,13 @@
 //   0x0018  CCCD                 read/write, needs a secured link
 //
 // ANCS can be removed and added back (`ancsPresent`); while removed its
-// handles do not exist. Errors follow the spec as GATTServer does: a bad
-// range is Invalid Handle naming the start; nothing found is Attribute Not
-// Found naming the start; a group type other than a service is Unsupported
-// Group Type; reading a value that is notify-only or write-only is Read Not
-// Permitted; writing anything but a CCCD or the Control Point is Write Not
-// Permitted; a CCCD value that is not 2 bytes is Invalid Attribute Value
-// Length. Entries of a list response have one length (16- and 128-bit UUIDs
-// never share a response) and stop at the MTU.
+// handles do not exist. Discovery and reads are answered by GATT's
+// `AttributeServer` (the same code that answers for the wearable), from the
+// attributes this database describes: reading a value that is notify-only or
+// write-only is Read Not Permitted; the ANCS CCCDs need a secured link.
+// Writes are decided here: anything but a CCCD or the Control Point is Write
+// Not Permitted; a CCCD value that is not 2 bytes is Invalid Attribute Value
+// Length.
 //
 // The database does not decide what a Control Point write means: it checks
 // the handle and the link's security and hands the value to the caller.
@@ -167,11 +166,6 @@ public struct PhoneDatabase: Sendable {
         ancsPresent || a.handle < Self.ancsService || a.handle > Self.ancsEnd
     }
 
-    private func index(of handle: UInt16) -> Int? {
-        for i in 0..<attributes.count where attributes[i].handle == handle && exists(attributes[i]) { return i }
-        return nil
-    }
-
     private static func needsSecurity(_ characteristic: PhoneCharacteristic) -> Bool { characteristic != .serviceChanged }
 
     /// The attribute's value as read, at most 32 bytes (all of ours fit).
@@ -223,23 +217,12 @@ public struct PhoneDatabase: Sendable {
     public mutating func respond(
         to request: ATTPDU, in pdu: Span<UInt8>, into out: inout ByteBuffer, mtu: Int, secured: Bool
     ) -> Outcome {
-        switch request {
-        case .readByGroupTypeRequest(let start, let end, let type):
-            return readByGroupType(start, end, type, &out, mtu)
-        case .findByTypeValueRequest(let start, let end, let type, let value):
-            return findByTypeValue(start, end, type, pdu.extracting(value), &out, mtu)
-        case .readByTypeRequest(let start, let end, let type):
-            return readByType(start, end, type, &out, mtu, secured)
-        case .findInformationRequest(let start, let end):
-            return findInformation(start, end, &out, mtu)
-        case .readRequest(let handle):
-            return read(handle, offset: nil, &out, mtu, secured)
-        case .readBlobRequest(let handle, let offset):
-            return read(handle, offset: offset, &out, mtu, secured)
-        case .writeRequest(let handle, let value), .writeCommand(let handle, let value):
-            return write(handle, pdu.extracting(value), range: value, &out, secured, opcode: request.opcode ?? 0)
-        default:
-            return error(&out, request.opcode ?? 0, 0, ATTErrorCode.requestNotSupported)
+        switch AttributeServer.respond(to: request, in: pdu, database: self, secured: secured, into: &out, mtu: mtu) {
+        case .answered(let code):
+            guard let code, code == ATTErrorCode.insufficientAuthentication else { return .answered }
+            return .insufficientAuthentication(handle: out.span.le16(at: 2))
+        case .write(let index, let handle, let value):
+            return write(index, handle, pdu.extracting(value), range: value, &out, secured, opcode: request.opcode ?? 0)
         }
     }
 
@@ -248,126 +231,9 @@ public struct PhoneDatabase: Sendable {
         return code == ATTErrorCode.insufficientAuthentication ? .insufficientAuthentication(handle: handle) : .answered
     }
 
-    private func validRange(_ start: UInt16, _ end: UInt16) -> Bool { start != 0 && start <= end }
-
-    private func readByGroupType(_ start: UInt16, _ end: UInt16, _ type: ATTUUID, _ out: inout ByteBuffer, _ mtu: Int) -> Outcome {
-        let op = ATTOpcode.readByGroupTypeRequest
-        guard validRange(start, end) else { return error(&out, op, start, ATTErrorCode.invalidHandle) }
-        guard type == .uuid16(GATTUUID.primaryService) || type == .uuid16(GATTUUID.secondaryService) else {
-            return error(&out, op, start, ATTErrorCode.unsupportedGroupType)
-        }
-        let limit = min(mtu, out.capacity)
-        out.removeAll()
-        out.append(ATTOpcode.readByGroupTypeResponse)
-        out.append(0)
-        var entryLength = 0
-        for i in 0..<attributes.count {
-            let a = attributes[i]
-            guard exists(a), a.handle >= start, a.handle <= end, a.type == type, case .service(let groupEnd, _) = a.role else { continue }
-            let v = value(a)
-            let length = 4 + v.count
-            if entryLength != 0 && length != entryLength { break }
-            if out.count + length > limit { break }
-            entryLength = length
-            out.appendLE16(a.handle)
-            out.appendLE16(groupEnd)
-            out.append(contentsOf: v.span)
-        }
-        guard entryLength != 0 else { return error(&out, op, start, ATTErrorCode.attributeNotFound) }
-        out[1] = UInt8(entryLength)
-        return .answered
-    }
-
-    private func findByTypeValue(
-        _ start: UInt16, _ end: UInt16, _ type: UInt16, _ wanted: Span<UInt8>, _ out: inout ByteBuffer, _ mtu: Int
-    ) -> Outcome {
-        let op = ATTOpcode.findByTypeValueRequest
-        guard validRange(start, end) else { return error(&out, op, start, ATTErrorCode.invalidHandle) }
-        let limit = min(mtu, out.capacity)
-        out.removeAll()
-        out.append(ATTOpcode.findByTypeValueResponse)
-        for i in 0..<attributes.count {
-            let a = attributes[i]
-            guard exists(a), a.handle >= start, a.handle <= end, a.type == .uuid16(type), readError(a, secured: true) == nil,
-                value(a).elementsEqual(wanted)
-            else { continue }
-            if out.count + 4 > limit { break }
-            var groupEnd = a.handle
-            if case .service(let serviceEnd, _) = a.role { groupEnd = serviceEnd }
-            out.appendLE16(a.handle)
-            out.appendLE16(groupEnd)
-        }
-        guard out.count > 1 else { return error(&out, op, start, ATTErrorCode.attributeNotFound) }
-        return .answered
-    }
-
-    private func readByType(_ start: UInt16, _ end: UInt16, _ type: ATTUUID, _ out: inout ByteBuffer, _ mtu: Int, _ secured: Bool) -> Outcome {
-        let op = ATTOpcode.readByTypeRequest
-        guard validRange(start, end) else { return error(&out, op, start, ATTErrorCode.invalidHandle) }
-        let limit = min(mtu, out.capacity)
-        out.removeAll()
-        out.append(ATTOpcode.readByTypeResponse)
-        out.append(0)
-        var entryLength = 0
-        for i in 0..<attributes.count {
-            let a = attributes[i]
-            guard exists(a), a.handle >= start, a.handle <= end, a.type == type else { continue }
-            if let code = readError(a, secured: secured) {
-                if entryLength == 0 { return error(&out, op, a.handle, code) }
-                break
-            }
-            let v = value(a)
-            let valueLength = min(v.count, min(limit - 4, 253))
-            let length = 2 + valueLength
-            if entryLength != 0 && (length != entryLength || out.count + length > limit) { break }
-            entryLength = length
-            out.appendLE16(a.handle)
-            out.append(contentsOf: v.span.extracting(0..<valueLength))
-        }
-        guard entryLength != 0 else { return error(&out, op, start, ATTErrorCode.attributeNotFound) }
-        out[1] = UInt8(entryLength)
-        return .answered
-    }
-
-    private func findInformation(_ start: UInt16, _ end: UInt16, _ out: inout ByteBuffer, _ mtu: Int) -> Outcome {
-        let op = ATTOpcode.findInformationRequest
-        guard validRange(start, end) else { return error(&out, op, start, ATTErrorCode.invalidHandle) }
-        let limit = min(mtu, out.capacity)
-        out.removeAll()
-        out.append(ATTOpcode.findInformationResponse)
-        out.append(0)
-        var width = 0
-        for i in 0..<attributes.count {
-            let a = attributes[i]
-            guard exists(a), a.handle >= start, a.handle <= end else { continue }
-            if width != 0 && a.type.width != width { break }
-            if out.count + 2 + a.type.width > limit { break }
-            width = a.type.width
-            out.appendLE16(a.handle)
-            a.type.append(to: &out)
-        }
-        guard width != 0 else { return error(&out, op, start, ATTErrorCode.attributeNotFound) }
-        out[1] = width == 2 ? 1 : 2
-        return .answered
-    }
-
-    private func read(_ handle: UInt16, offset: UInt16?, _ out: inout ByteBuffer, _ mtu: Int, _ secured: Bool) -> Outcome {
-        let op = offset == nil ? ATTOpcode.readRequest : ATTOpcode.readBlobRequest
-        guard let i = index(of: handle) else { return error(&out, op, handle, ATTErrorCode.invalidHandle) }
-        let a = attributes[i]
-        if let code = readError(a, secured: secured) { return error(&out, op, handle, code) }
-        let v = value(a)
-        let from = Int(offset ?? 0)
-        guard from <= v.count else { return error(&out, op, handle, ATTErrorCode.invalidOffset) }
-        let responseOpcode = offset == nil ? ATTOpcode.readResponse : ATTOpcode.readBlobResponse
-        PDUWriter.valueResponse(&out, opcode: responseOpcode, value: v.span.extracting(from..<v.count), mtu: mtu)
-        return .answered
-    }
-
     private mutating func write(
-        _ handle: UInt16, _ value: Span<UInt8>, range: Range<Int>, _ out: inout ByteBuffer, _ secured: Bool, opcode: UInt8
+        _ i: Int, _ handle: UInt16, _ value: Span<UInt8>, range: Range<Int>, _ out: inout ByteBuffer, _ secured: Bool, opcode: UInt8
     ) -> Outcome {
-        guard let i = index(of: handle) else { return error(&out, opcode, handle, ATTErrorCode.invalidHandle) }
         switch attributes[i].role {
         case .cccd(let c):
             if Self.needsSecurity(c) && !secured { return error(&out, opcode, handle, ATTErrorCode.insufficientAuthentication) }
@@ -387,5 +253,17 @@ public struct PhoneDatabase: Sendable {
         default:
             return error(&out, opcode, handle, ATTErrorCode.writeNotPermitted)
         }
+    }
+}
+
+extension PhoneDatabase: AttributeDatabase {
+    public var attributeCount: Int { attributes.count }
+
+    public func attribute(at index: Int, secured: Bool) -> ServedAttribute? {
+        let a = attributes[index]
+        guard exists(a) else { return nil }
+        var groupEnd = a.handle
+        if case .service(let end, _) = a.role { groupEnd = end }
+        return ServedAttribute(handle: a.handle, type: a.type, groupEnd: groupEnd, value: value(a), readError: readError(a, secured: secured))
     }
 }

@@ -9,13 +9,17 @@
 // poll reports no POLLOUT, so POLLOUT is the signal to read the level back
 // with getsockopt. On a link that is already secure, setsockopt fails with
 // EINVAL (smp_conn_security returns "already there"): then the level is read
-// at once. The ATT listener's address type must match the kernel's own
+// at once. A link that drops meanwhile also wakes POLLOUT (with POLLERR or
+// POLLHUP), and getsockopt then returns the level we *asked* for (the
+// channel has no connection left, so the kernel reports chan->sec_level):
+// that is a lost link, never "secured" (`SecurityWait`). A phone that
+// encrypts by itself (iOS does with a bond) is noticed by reading the level
+// when PDUs arrive, until it is reported once. The ATT listener's address type must match the kernel's own
 // advertising address (public here, random for a controller without one).
 
 import Bounded
 import CBlueZ
 import CLinux
-import Glibc
 import Platform
 
 public struct BluetoothAddress: Equatable, Sendable, CustomStringConvertible {
@@ -47,6 +51,24 @@ public struct BluetoothAddress: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
+/// What a wakeup of the ATT socket means while a security raise is pending.
+public enum SecurityWait {
+    public enum Outcome: Equatable, Sendable {
+        /// Still pairing or encrypting (the socket is in BT_CONFIG).
+        case pending
+        /// The link went away; the receive path reports why.
+        case linkLost
+        case changed(encrypted: Bool)
+    }
+
+    /// `level`: getsockopt(BT_SECURITY) now; meaningful only while connected.
+    public static func outcome(revents: Int16, level: UInt8, wanted: UInt8) -> Outcome {
+        if revents & (Int16(POLLERR) | Int16(POLLHUP)) != 0 { return .linkLost }
+        guard revents & Int16(POLLOUT) != 0 else { return .pending }
+        return .changed(encrypted: level >= wanted)
+    }
+}
+
 public struct BlueZLink: ~Copyable, LinkBackend {
     private var listener: Int32
     private var socket: PacketSocket
@@ -55,6 +77,8 @@ public struct BlueZLink: ~Copyable, LinkBackend {
     /// Non-zero while waiting for the socket to come out of BT_CONFIG.
     private var awaitedLevel: UInt8 = 0
     private var securityReport: Bool? = nil
+    /// The link was reported encrypted (stop reading the level per PDU).
+    private var encryptionReported = false
     public private(set) var peer: BluetoothAddress? = nil
     public private(set) var counters = LinkCounters()
 
@@ -62,7 +86,7 @@ public struct BlueZLink: ~Copyable, LinkBackend {
     /// of the controller's own advertising address.
     public static func listening(addressType: UInt8) throws(SystemError) -> BlueZLink {
         let fd = try Sys.call32("socket(AF_BLUETOOTH, SOCK_SEQPACKET, BTPROTO_L2CAP)") {
-            Glibc.socket(AF_BLUETOOTH, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_L2CAP)
+            CLinux.socket(AF_BLUETOOTH, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_L2CAP)
         }
         do {
             var address = wl_att_listen_address(addressType)
@@ -73,7 +97,7 @@ public struct BlueZLink: ~Copyable, LinkBackend {
             }
             _ = try Sys.call32("listen(L2CAP ATT)") { listen(fd, 1) }
         } catch {
-            _ = Glibc.close(fd)
+            _ = CLinux.close(fd)
             throw error
         }
         return BlueZLink(listener: fd)
@@ -84,7 +108,7 @@ public struct BlueZLink: ~Copyable, LinkBackend {
         socket = PacketSocket(fd: -1)
     }
 
-    deinit { if listener >= 0 { _ = Glibc.close(listener) } }
+    deinit { if listener >= 0 { _ = CLinux.close(listener) } }
 
     public var isConnected: Bool { socket.isOpen }
 
@@ -111,10 +135,19 @@ public struct BlueZLink: ~Copyable, LinkBackend {
         }
         if socket.isOpen {
             let revents = ready.revents(of: socket.fd)
-            if awaitedLevel != 0 && revents & Int16(POLLOUT) != 0 {
-                let wanted = awaitedLevel
-                awaitedLevel = 0
-                return .securityChanged(encrypted: currentLevel() >= wanted)
+            if awaitedLevel != 0 {
+                switch SecurityWait.outcome(revents: revents, level: currentLevel(), wanted: awaitedLevel) {
+                case .pending: break
+                case .linkLost: awaitedLevel = 0
+                case .changed(let encrypted):
+                    awaitedLevel = 0
+                    encryptionReported = encrypted
+                    return .securityChanged(encrypted: encrypted)
+                }
+            } else if !encryptionReported && revents & Int16(POLLIN) != 0 && currentLevel() >= UInt8(BT_SECURITY_MEDIUM) {
+                // The phone encrypted the link itself; the PDU is read next time.
+                encryptionReported = true
+                return .securityChanged(encrypted: true)
             }
             if case .failed(let reason) = socket.flush() { return close(reason) }
             switch socket.receive(into: &pdu, counters: &counters) {
@@ -139,12 +172,13 @@ public struct BlueZLink: ~Copyable, LinkBackend {
         if socket.isOpen {
             counters.extraConnectionsRefused &+= 1
             Log.warning("link: a second phone tried to connect; refused (one at a time)")
-            _ = Glibc.close(fd)
+            _ = CLinux.close(fd)
             return .none
         }
         socket = PacketSocket(fd: fd)
         peer = Self.peerAddress(fd)
         awaitedLevel = 0
+        encryptionReported = false
         return .connected
     }
 
@@ -171,6 +205,7 @@ public struct BlueZLink: ~Copyable, LinkBackend {
         socket.close()
         awaitedLevel = 0
         securityReport = nil
+        encryptionReported = false
         peer = nil
         return .disconnected(reason: reason)
     }
@@ -191,10 +226,11 @@ public struct BlueZLink: ~Copyable, LinkBackend {
             awaitedLevel = wanted
             return
         }
-        let code = Glibc.errno
+        let code = wl_errno()
         let level = currentLevel()
         if code == EINVAL && level >= wanted {
             securityReport = true
+            encryptionReported = true
         } else {
             Log.warning("link: raising security failed: \(SystemError("setsockopt(BT_SECURITY)", errno: code))")
             securityReport = false
@@ -205,6 +241,7 @@ public struct BlueZLink: ~Copyable, LinkBackend {
         socket.close()
         awaitedLevel = 0
         securityReport = nil
+        encryptionReported = false
         peer = nil
     }
 }

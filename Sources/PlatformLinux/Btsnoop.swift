@@ -7,7 +7,7 @@
 // big-endian. The ACL handle is a fixed 0x0040 (one link at a time).
 
 import Bounded
-import Glibc
+import CLinux
 
 public struct BtsnoopWriter: ~Copyable {
     /// Microseconds from 0000-01-01 to the Unix epoch (the btsnoop origin).
@@ -19,7 +19,7 @@ public struct BtsnoopWriter: ~Copyable {
     public private(set) var failed = false
 
     public init(path: String) throws(SystemError) {
-        fd = try Sys.call32("open(\(path))") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        fd = try Sys.call32("open(\(path))") { wl_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
         record = ByteBuffer(capacity: 24 + 1 + 4 + 4 + 517)
         var header = ByteBuffer(capacity: 16)
         for c in "btsnoop".utf8 { header.append(c) }
@@ -29,7 +29,7 @@ public struct BtsnoopWriter: ~Copyable {
         write(header)
     }
 
-    deinit { _ = Glibc.close(fd) }
+    deinit { _ = CLinux.close(fd) }
 
     static func appendBE32(_ b: inout ByteBuffer, _ v: UInt32) {
         for shift in stride(from: 24, through: 0, by: -8) { b.append(UInt8(truncatingIfNeeded: v >> UInt32(shift))) }
@@ -73,7 +73,7 @@ public struct BtsnoopWriter: ~Copyable {
     static func writeAll(_ fd: Int32, _ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
         var offset = 0
         while offset < buffer.count {
-            let n = try? Sys.call("write(trace)") { Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
+            let n = try? Sys.call("write(trace)") { CLinux.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
             guard let n, n > 0 else { return false }
             offset += n
         }

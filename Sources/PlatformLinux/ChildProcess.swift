@@ -4,7 +4,6 @@
 // the firmware itself.
 
 import CLinux
-import Glibc
 
 public struct ChildProcess: ~Copyable {
     public let pid: pid_t
@@ -33,12 +32,12 @@ public struct ChildProcess: ~Copyable {
         argv.append(nil)
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, arguments[0], &actions, nil, &argv, environ)
-        if pipeStdin { Glibc.close(inPipe[0]) }
-        if pipeStdout { Glibc.close(outPipe[1]) }
+        let rc = posix_spawn(&pid, arguments[0], &actions, nil, &argv, wl_environ())
+        if pipeStdin { CLinux.close(inPipe[0]) }
+        if pipeStdout { CLinux.close(outPipe[1]) }
         guard rc == 0 else {
-            if pipeStdin { Glibc.close(inPipe[1]) }
-            if pipeStdout { Glibc.close(outPipe[0]) }
+            if pipeStdin { CLinux.close(inPipe[1]) }
+            if pipeStdout { CLinux.close(outPipe[0]) }
             throw SystemError("posix_spawn(\(arguments[0]))", errno: rc)
         }
         if pipeStdout { try? Sys.setNonBlocking(outPipe[0]) }
@@ -52,8 +51,8 @@ public struct ChildProcess: ~Copyable {
     }
 
     deinit {
-        if stdin >= 0 { Glibc.close(stdin) }
-        if stdout >= 0 { Glibc.close(stdout) }
+        if stdin >= 0 { CLinux.close(stdin) }
+        if stdout >= 0 { CLinux.close(stdout) }
         if exitStatus == nil {
             kill(pid, SIGTERM)
             var status: Int32 = 0
@@ -72,7 +71,7 @@ public struct ChildProcess: ~Copyable {
     public func signal(_ number: Int32) { kill(pid, number) }
 
     public mutating func closeStdin() {
-        if stdin >= 0 { Glibc.close(stdin) }
+        if stdin >= 0 { CLinux.close(stdin) }
         stdin = -1
     }
 
@@ -110,7 +109,7 @@ public struct ChildProcess: ~Copyable {
     public static var selfPath: String {
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { return CommandLine.arguments[0] }
+        guard n > 0 else { return "/proc/self/exe" }
         return buffer.withUnsafeBufferPointer { String(decoding: UnsafeRawBufferPointer($0).prefix(n), as: UTF8.self) }
     }
 }
@@ -150,6 +149,6 @@ public struct Terminal: ~Copyable {
     /// The terminal's width in columns (80 when unknown).
     public var columns: Int {
         var size = winsize()
-        return ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
+        return wl_window_size(1, &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
     }
 }

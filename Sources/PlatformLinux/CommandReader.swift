@@ -3,7 +3,7 @@
 // discarded up to its newline and reported, never buffered.
 
 import Bounded
-import Glibc
+import CLinux
 
 public struct CommandReader: ~Copyable {
     public static let maxLineBytes = 256
@@ -51,7 +51,7 @@ public struct CommandReader: ~Copyable {
             do {
                 var read = 0
                 try buffer.appendInPlace { (free) throws(SystemError) -> Int in
-                    read = try Sys.call("read(console)") { Glibc.read(fd, free.baseAddress, free.count) }
+                    read = try Sys.call("read(console)") { CLinux.read(fd, free.baseAddress, free.count) }
                     return read
                 }
                 if read == 0 {

@@ -27,7 +27,7 @@
 import Bounded
 import CGPIOD
 import Config
-import Glibc
+import CLinux
 import Platform
 
 /// Why a board line could not be requested.
@@ -193,7 +193,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
 
     public mutating func setOutput(_ line: Int, on: Bool) {
         if gpiod_line_set_value(outputs[line], on ? 1 : 0) < 0 {
-            Log.error("output \(outputNames[line]): setting it \(on ? "on" : "off") failed: \(SystemError("gpiod_line_set_value", errno: Glibc.errno))")
+            Log.error("output \(outputNames[line]): setting it \(on ? "on" : "off") failed: \(SystemError("gpiod_line_set_value", errno: wl_errno()))")
         }
     }
 
@@ -336,13 +336,13 @@ public struct GPIODLines: ~Copyable, LineBackend {
         defer { closedir(dir) }
         var count = 0
         var inaccessible = false
-        while let entry = Glibc.readdir(dir) {
+        while let entry = CLinux.readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
             }
             guard name.hasPrefix("gpiochip") else { continue }
             count += 1
-            do {
+            do throws(SystemError) {
                 _ = try Sys.call32("access") { access("/dev/" + name, R_OK | W_OK) }
             } catch {
                 if error.errno == EACCES || error.errno == EPERM { inaccessible = true }

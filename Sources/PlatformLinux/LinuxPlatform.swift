@@ -2,7 +2,7 @@
 // the signals; the timeout is the earliest deadline anyone reported. No tick.
 
 import Bounded
-import Glibc
+import CLinux
 import Platform
 
 public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & ~Copyable>: ~Copyable, Platform {
@@ -16,6 +16,9 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
     private var service: ServiceManager
     /// Returns from poll(2), for the idle-wakeup figures.
     public private(set) var wakeups: UInt64 = 0
+    /// poll(2) failures in a row; a few mean the loop cannot go on.
+    private var pollFailures = 0
+    public static var maxPollFailures: Int { 3 }
 
     /// `handleSignals`: take SIGINT/SIGTERM through a signalfd (the daemon);
     /// tests leave it off.
@@ -48,7 +51,9 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
         do {
             try poll.wait(timeoutMs: timeout)
             wakeups &+= 1
+            pollFailures = 0
         } catch {
+            pollFailures += 1
             Log.error("\(error)")
         }
         service.tick(now: now())
@@ -69,6 +74,10 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
     public mutating func setOutput(_ line: Int, on: Bool) { lines.setOutput(line, on: on) }
 
     public mutating func nextInput() -> InputEvent? {
+        if pollFailures >= Self.maxPollFailures {
+            pollFailures = 0
+            return .stop(reason: "fatal-poll-failed")
+        }
         if let signal = signals?.next() {
             return .stop(reason: signal == SIGINT ? "SIGINT" : "SIGTERM")
         }

@@ -4,7 +4,7 @@
 // here at the default level: callers log contents only at `debug`.
 
 import Bounded
-import Glibc
+import CLinux
 
 public enum LogLevel: Int, Comparable, Sendable {
     case error = 3
@@ -70,8 +70,8 @@ public enum Log {
         bytes.withUTF8 { buffer in
             var offset = 0
             while offset < buffer.count {
-                let n = Glibc.write(2, buffer.baseAddress! + offset, buffer.count - offset)
-                if n <= 0 { if n < 0 && Glibc.errno == EINTR { continue }; return }
+                let n = CLinux.write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                if n <= 0 { if n < 0 && wl_errno() == EINTR { continue }; return }
                 offset += n
             }
         }

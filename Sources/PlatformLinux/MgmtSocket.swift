@@ -8,7 +8,7 @@
 
 import Bounded
 import CBlueZ
-import Glibc
+import CLinux
 
 public struct MgmtSocket: ~Copyable {
     public static let maxPacketBytes = 1024
@@ -22,7 +22,7 @@ public struct MgmtSocket: ~Copyable {
 
     public static func open() throws(SystemError) -> MgmtSocket {
         let fd = try Sys.call32("socket(AF_BLUETOOTH, SOCK_RAW, BTPROTO_HCI)") {
-            Glibc.socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
+            CLinux.socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
         }
         var address = wl_mgmt_address()
         do {
@@ -32,7 +32,7 @@ public struct MgmtSocket: ~Copyable {
                 }
             }
         } catch {
-            _ = Glibc.close(fd)
+            _ = CLinux.close(fd)
             throw error
         }
         return MgmtSocket(fd: fd)
@@ -49,7 +49,7 @@ public struct MgmtSocket: ~Copyable {
         pending = PacketQueue(capacity: 8, slotBytes: Self.maxPacketBytes)
     }
 
-    deinit { if fd >= 0 { _ = Glibc.close(fd) } }
+    deinit { if fd >= 0 { _ = CLinux.close(fd) } }
 
     public var isOpen: Bool { fd >= 0 }
 
@@ -66,7 +66,7 @@ public struct MgmtSocket: ~Copyable {
         do {
             var n = 0
             try packet.appendInPlace { (buffer) throws(SystemError) -> Int in
-                n = try Sys.call("read(mgmt)") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+                n = try Sys.call("read(mgmt)") { CLinux.read(fd, buffer.baseAddress, buffer.count) }
                 return n
             }
             return n > 0
@@ -92,7 +92,7 @@ public struct MgmtSocket: ~Copyable {
 
     private static func write(_ fd: Int32, _ bytes: Span<UInt8>) -> Bool {
         bytes.withUnsafeBufferPointer { buffer in
-            (try? Sys.call("write(mgmt)") { Glibc.write(fd, buffer.baseAddress, buffer.count) }) == buffer.count
+            (try? Sys.call("write(mgmt)") { CLinux.write(fd, buffer.baseAddress, buffer.count) }) == buffer.count
         }
     }
 }

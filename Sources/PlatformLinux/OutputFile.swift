@@ -3,7 +3,7 @@
 // failing file is reported once and then ignored, never fatal.
 
 import Bounded
-import Glibc
+import CLinux
 
 public struct OutputFile: ~Copyable {
     private let fd: Int32
@@ -17,13 +17,13 @@ public struct OutputFile: ~Copyable {
             fd = 1
             owned = false
         } else {
-            fd = try Sys.call32("open(\(path))") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
+            fd = try Sys.call32("open(\(path))") { wl_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
             owned = true
         }
         name = path
     }
 
-    deinit { if owned { _ = Glibc.close(fd) } }
+    deinit { if owned { _ = CLinux.close(fd) } }
 
     /// Writes the buffer's bytes as they are.
     public mutating func write(_ line: borrowing ByteBuffer) {
@@ -38,7 +38,7 @@ public struct OutputFile: ~Copyable {
 
 /// Process-level calls the app needs without importing Glibc itself.
 public enum ProcessControl {
-    public static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
+    public static func exit(_ code: Int32) -> Never { CLinux.exit(code) }
 
     public static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
@@ -47,6 +47,17 @@ public enum ProcessControl {
     public static var processID: Int32 { getpid() }
 
     public static func sleep(ms: Int64) { usleep(useconds_t(max(0, ms) * 1000)) }
+    /// The command line, program name first (`CommandLine.arguments`, which
+    /// Embedded Swift does not have).
+    public static var arguments: [String] {
+        let argv = wl_argv()
+        var result: [String] = []
+        for i in 0..<Int(wl_argc()) {
+            guard let argument = argv?[i] else { break }
+            result.append(String(cString: argument))
+        }
+        return result
+    }
 
     public static let pollIn = Int16(POLLIN)
 
@@ -54,7 +65,7 @@ public enum ProcessControl {
 
     /// A descriptor appending to `path` (created 0600), or -1.
     public static func openForAppend(_ path: String) -> Int32 {
-        open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        wl_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
     }
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
@@ -79,13 +90,13 @@ public enum ProcessControl {
 
     /// Reads a whole (small) file; for configuration at start-up only.
     public static func readFile(_ path: String, maxBytes: Int = 256 * 1024) throws(SystemError) -> String {
-        let fd = try Sys.call32("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC) }
-        defer { _ = Glibc.close(fd) }
+        let fd = try Sys.call32("open(\(path))") { wl_open(path, O_RDONLY | O_CLOEXEC, 0) }
+        defer { _ = CLinux.close(fd) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let n = try chunk.withUnsafeMutableBufferPointer { (b) throws(SystemError) -> Int in
-                try Sys.call("read(\(path))") { Glibc.read(fd, b.baseAddress, b.count) }
+                try Sys.call("read(\(path))") { CLinux.read(fd, b.baseAddress, b.count) }
             }
             if n == 0 { break }
             bytes.append(contentsOf: chunk[0..<n])

@@ -8,7 +8,7 @@
 // the link cleanly.
 
 import Bounded
-import Glibc
+import CLinux
 import Platform
 
 public struct LinkCounters: Equatable, Sendable {
@@ -30,13 +30,13 @@ struct PacketSocket: ~Copyable {
         pending = PacketQueue(capacity: 8, slotBytes: Self.maxPacketBytes)
     }
 
-    deinit { if fd >= 0 { _ = Glibc.close(fd) } }
+    deinit { if fd >= 0 { _ = CLinux.close(fd) } }
 
     var isOpen: Bool { fd >= 0 }
     var hasPending: Bool { !pending.isEmpty }
 
     mutating func close() {
-        if fd >= 0 { _ = Glibc.close(fd) }
+        if fd >= 0 { _ = CLinux.close(fd) }
         fd = -1
         pending.removeAll()
     }
@@ -108,7 +108,7 @@ struct PacketSocket: ~Copyable {
     static func transmit(_ fd: Int32, _ bytes: Span<UInt8>) -> Transmit {
         do {
             _ = try bytes.withUnsafeBufferPointer { (buffer) throws(SystemError) -> Int in
-                try Sys.call("send") { Glibc.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL)) }
+                try Sys.call("send") { CLinux.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL)) }
             }
             return .sent
         } catch {

@@ -3,7 +3,7 @@
 // is no registration state to get out of step.
 
 import Bounded
-import Glibc
+import CLinux
 
 public struct PollSet: ~Copyable {
     public static let capacity = 8

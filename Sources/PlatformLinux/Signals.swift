@@ -3,7 +3,6 @@
 // ignored: a closed peer is an EPIPE from send, handled as a disconnect.
 
 import CLinux
-import Glibc
 
 public struct Signals: ~Copyable {
     public let fd: Int32
@@ -14,16 +13,16 @@ public struct Signals: ~Copyable {
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
         _ = try Sys.call32("sigprocmask") { sigprocmask(SIG_BLOCK, &set, nil) }
-        signal(SIGPIPE, SIG_IGN)
+        wl_ignore_sigpipe()
         fd = try Sys.call32("signalfd") { signalfd(-1, &set, wl_signalfd_flags()) }
     }
 
-    deinit { _ = Glibc.close(fd) }
+    deinit { _ = CLinux.close(fd) }
 
     /// The next pending signal's number, or nil.
     public func next() -> Int32? {
         var info = signalfd_siginfo()
-        let n = Glibc.read(fd, &info, MemoryLayout<signalfd_siginfo>.size)
+        let n = CLinux.read(fd, &info, MemoryLayout<signalfd_siginfo>.size)
         guard n == MemoryLayout<signalfd_siginfo>.size else { return nil }
         return Int32(info.ssi_signo)
     }

@@ -5,7 +5,7 @@
 // core's gesture recognition sees real edges with real timing.
 
 import Bounded
-import Glibc
+import CLinux
 import Platform
 
 public protocol LineBackend: ~Copyable {

@@ -5,13 +5,8 @@
 // moved aside (bonds.corrupt-<seconds>) and reported; it is never fatal.
 
 import Bounded
-// CBlueZ, although nothing Bluetooth is used here: its shim includes
-// <sys/socket.h> textually, so in a whole-module (release) build the socket
-// constants (SOCK_DGRAM, SOCK_CLOEXEC, ...) belong to CBlueZ and are not
-// visible to a file that imports only Glibc ("cannot find 'SOCK_CLOEXEC' in
-// scope"; debug builds are not affected).
 import CBlueZ
-import Glibc
+import CLinux
 
 public enum StateFile {
     public static let bondsName = "bonds"
@@ -27,21 +22,21 @@ public enum StateFile {
     /// Replaces `path` with `contents` atomically, mode 0600.
     public static func write(_ path: String, _ contents: borrowing ByteBuffer) throws(SystemError) {
         let temporary = path + ".tmp"
-        let fd = try Sys.call32("open(\(temporary))") { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
+        let fd = try Sys.call32("open(\(temporary))") { wl_open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
         let written = contents.span.withUnsafeBufferPointer { BtsnoopWriter.writeAll(fd, $0) }
         let synced = fsync(fd) == 0
-        _ = Glibc.close(fd)
+        _ = CLinux.close(fd)
         guard written, synced else {
             _ = unlink(temporary)
-            throw SystemError("write(\(temporary))", errno: Glibc.errno == 0 ? EIO : Glibc.errno)
+            throw SystemError("write(\(temporary))", errno: wl_errno() == 0 ? EIO : wl_errno())
         }
         _ = chmod(temporary, 0o600)
         _ = try Sys.call32("rename(\(temporary), \(path))") { rename(temporary, path) }
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        let dirFD = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let dirFD = wl_open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
         if dirFD >= 0 {
             _ = fsync(dirFD)
-            _ = Glibc.close(dirFD)
+            _ = CLinux.close(dirFD)
         }
     }
 
@@ -52,7 +47,7 @@ public enum StateFile {
         return target
     }
 
-    public static func remove(_ path: String) -> Bool { unlink(path) == 0 || Glibc.errno == ENOENT }
+    public static func remove(_ path: String) -> Bool { unlink(path) == 0 || wl_errno() == ENOENT }
 
     /// Creates the state directory (0700) if it is missing.
     public static func ensureDirectory(_ path: String) throws(SystemError) {
@@ -85,7 +80,7 @@ public struct ServiceManager: ~Copyable {
             watchdogPingMs = 0
             return
         }
-        fd = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        fd = CLinux.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var bytes = Array(path.utf8)
         if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }  // abstract namespace
         address.sun_family = sa_family_t(AF_UNIX)
@@ -98,7 +93,7 @@ public struct ServiceManager: ~Copyable {
         if watchdogPingMs > 0 { nextPing = now }
     }
 
-    deinit { if fd >= 0 { _ = Glibc.close(fd) } }
+    deinit { if fd >= 0 { _ = CLinux.close(fd) } }
 
     public func notify(_ message: StaticString) {
         guard fd >= 0 else { return }

@@ -1,7 +1,7 @@
 // The syscall boundary: every call retries EINTR and reports failure as a
 // typed error naming the call and errno. Nothing above this file reads errno.
 
-import Glibc
+import CLinux
 
 public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
     public let call: String
@@ -25,7 +25,7 @@ public enum Sys {
         while true {
             let result = body()
             if result >= 0 { return result }
-            let code = Glibc.errno
+            let code = wl_errno()
             if code == EINTR { continue }
             throw SystemError(name, errno: code)
         }
@@ -41,12 +41,12 @@ public enum Sys {
     @inline(__always)
     public static func pointer<T>(_ name: String, _ body: () -> T?) throws(SystemError) -> T {
         if let result = body() { return result }
-        throw SystemError(name, errno: Glibc.errno)
+        throw SystemError(name, errno: wl_errno())
     }
 
     public static func setNonBlocking(_ fd: Int32) throws(SystemError) {
-        let flags = try call32("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
-        _ = try call32("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+        let flags = try call32("fcntl(F_GETFL)") { wl_get_status_flags(fd) }
+        _ = try call32("fcntl(F_SETFL)") { wl_set_status_flags(fd, flags | O_NONBLOCK) }
     }
 
     /// Monotonic milliseconds.

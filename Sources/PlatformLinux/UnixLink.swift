@@ -6,14 +6,8 @@
 // connection is accepted and closed.
 
 import Bounded
-// CBlueZ, although nothing Bluetooth is used here: its shim includes
-// <sys/socket.h> textually, so in a whole-module (release) build the socket
-// constants (SOCK_DGRAM, SOCK_CLOEXEC, ...) belong to CBlueZ and are not
-// visible to a file that imports only Glibc ("cannot find 'SOCK_CLOEXEC' in
-// scope"; debug builds are not affected).
 import CBlueZ
 import CLinux
-import Glibc
 import Platform
 
 public protocol LinkBackend: ~Copyable {
@@ -42,7 +36,7 @@ public struct UnixLink: ~Copyable, LinkBackend {
 
     deinit {
         if listener >= 0 {
-            _ = Glibc.close(listener)
+            _ = CLinux.close(listener)
             if let path { _ = unlink(path) }
         }
     }
@@ -50,7 +44,7 @@ public struct UnixLink: ~Copyable, LinkBackend {
     /// Listens on `path` (a stale socket file is replaced).
     public static func listening(at path: String) throws(SystemError) -> UnixLink {
         let fd = try Sys.call32("socket(AF_UNIX, SOCK_SEQPACKET)") {
-            Glibc.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            CLinux.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
         _ = unlink(path)
         do {
@@ -59,7 +53,7 @@ public struct UnixLink: ~Copyable, LinkBackend {
             }
             _ = try Sys.call32("listen") { listen(fd, 1) }
         } catch {
-            _ = Glibc.close(fd)
+            _ = CLinux.close(fd)
             throw error
         }
         return UnixLink(listener: fd, connection: -1, path: path)
@@ -68,7 +62,7 @@ public struct UnixLink: ~Copyable, LinkBackend {
     /// Connects to a listening firmware (the simulated phone's side).
     public static func connecting(to path: String) throws(SystemError) -> UnixLink {
         let fd = try Sys.call32("socket(AF_UNIX, SOCK_SEQPACKET)") {
-            Glibc.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            CLinux.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
         do {
             try UnixAddress.with(path) { (address, length) throws(SystemError) in
@@ -76,7 +70,7 @@ public struct UnixLink: ~Copyable, LinkBackend {
             }
             try Sys.setNonBlocking(fd)
         } catch {
-            _ = Glibc.close(fd)
+            _ = CLinux.close(fd)
             throw error
         }
         var link = UnixLink(listener: -1, connection: fd, path: nil)
@@ -135,7 +129,7 @@ public struct UnixLink: ~Copyable, LinkBackend {
         if socket.isOpen {
             counters.extraConnectionsRefused &+= 1
             Log.warning("link: a second phone tried to connect; refused (one at a time)")
-            _ = Glibc.close(fd)
+            _ = CLinux.close(fd)
             return .none
         }
         socket = PacketSocket(fd: fd)

@@ -2,21 +2,7 @@ import ANCS
 import AllocCounter
 import Bounded
 import Testing
-
-/// Runs `body` once to warm up (first use of generic types allocates runtime
-/// metadata), then `rounds` more times, and returns allocations per round.
-func allocationsPerRound(rounds: Int = 500, _ body: () -> Void) -> Double {
-    body()
-    let before = wl_alloc_count()
-    for _ in 0..<rounds { body() }
-    return Double(wl_alloc_count() - before) / Double(rounds)
-}
-
-#if DEBUG
-let isOptimizedBuild = false
-#else
-let isOptimizedBuild = true
-#endif
+import TestSupport
 
 /// Unspecialised generic code in a debug build allocates where the shipped
 /// (optimised) build does not, so counts are taken on the optimised build:

@@ -1,6 +1,7 @@
 import ANCS
 import Bounded
 import Testing
+import TestSupport
 
 @Suite("Control Point encoding")
 struct ControlPointTests {

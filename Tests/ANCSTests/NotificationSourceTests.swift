@@ -1,6 +1,7 @@
 import ANCS
 import Bounded
 import Testing
+import TestSupport
 
 @Suite("Notification Source")
 struct NotificationSourceTests {

@@ -1,6 +1,7 @@
 import ANCS
 import Bounded
 import Testing
+import TestSupport
 
 /// Drives a session like the transport would, recording what it sends.
 struct Harness: ~Copyable {

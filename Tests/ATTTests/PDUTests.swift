@@ -1,6 +1,7 @@
 import ATT
 import Bounded
 import Testing
+import TestSupport
 
 @Suite("ATT PDU decoding and encoding")
 struct PDUTests {

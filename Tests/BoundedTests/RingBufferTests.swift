@@ -1,5 +1,6 @@
 import Bounded
 import Testing
+import TestSupport
 
 @Suite("RingBuffer")
 struct RingBufferTests {

@@ -1,5 +1,6 @@
 import Bounded
 import Testing
+import TestSupport
 
 @Suite("Fixed storage")
 struct StorageTests {

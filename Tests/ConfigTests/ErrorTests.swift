@@ -1,5 +1,6 @@
 import Config
 import Testing
+import TestSupport
 
 /// Every mistake is reported with its line and a message that says what to
 /// change. Messages are checked word for word where they are the only

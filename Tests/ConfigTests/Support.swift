@@ -1,12 +1,6 @@
 import Config
 import Glibc
-
-/// The repository root, from this file's path (Tests/ConfigTests/Support.swift).
-let repositoryRoot: String = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    return parts.joined(separator: "/")
-}()
+import TestSupport
 
 /// A shipped file's text (path relative to the repository root).
 func shipped(_ path: String) -> String {

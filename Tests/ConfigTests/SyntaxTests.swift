@@ -2,6 +2,7 @@ import ANCS
 import Config
 import Feedback
 import Testing
+import TestSupport
 
 @Suite("Board file syntax and defaults")
 struct BoardSyntaxTests {

@@ -6,6 +6,7 @@ import Bounded
 import Glibc
 import PlatformLinux
 import Testing
+import TestSupport
 
 /// The `wristlink` binary next to this test bundle.
 let wristlink: String = {

@@ -2,21 +2,7 @@ import AllocCounter
 import Bounded
 import Feedback
 import Testing
-
-/// Runs `body` once to warm up (first use of generic types allocates runtime
-/// metadata), then `rounds` more times, and returns allocations per round.
-func allocationsPerRound(rounds: Int = 500, _ body: () -> Void) -> Double {
-    body()
-    let before = wl_alloc_count()
-    for _ in 0..<rounds { body() }
-    return Double(wl_alloc_count() - before) / Double(rounds)
-}
-
-#if DEBUG
-let isOptimizedBuild = false
-#else
-let isOptimizedBuild = true
-#endif
+import TestSupport
 
 @Suite("Feedback steady state allocates nothing", .enabled(if: isOptimizedBuild, "allocation counts are measured on the optimized build that ships (swift test -c release)"))
 struct FeedbackAllocationTests {

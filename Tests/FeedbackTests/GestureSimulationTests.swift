@@ -1,6 +1,7 @@
 import Bounded
 import Feedback
 import Testing
+import TestSupport
 
 @Suite("Button gesture simulation")
 struct GestureSimulationTests {

@@ -1,6 +1,7 @@
 import Bounded
 import Feedback
 import Testing
+import TestSupport
 
 @Suite("Pattern player")
 struct PatternPlayerTests {

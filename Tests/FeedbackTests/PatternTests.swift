@@ -1,5 +1,6 @@
 import Feedback
 import Testing
+import TestSupport
 
 @Suite("Pattern validation")
 struct PatternTests {

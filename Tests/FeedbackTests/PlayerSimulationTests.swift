@@ -1,6 +1,7 @@
 import Bounded
 import Feedback
 import Testing
+import TestSupport
 
 /// SplitMix64: a seeded generator, so a failure replays from its seed.
 struct SplitMix {

@@ -1,5 +1,6 @@
 import Bounded
 import Feedback
+import TestSupport
 
 func t(_ ms: Int64) -> Instant { Instant(ms: ms) }
 

@@ -2,13 +2,8 @@ import ANCS
 import AllocCounter
 import Bounded
 import Firmware
+import TestSupport
 import Testing
-
-#if DEBUG
-private let isOptimizedBuild = false
-#else
-private let isOptimizedBuild = true
-#endif
 
 @Suite("Steady state allocates nothing: the wearable core", .enabled(if: isOptimizedBuild, "allocation counts are measured on the optimized build that ships (swift test -c release)"))
 struct CoreAllocationTests {

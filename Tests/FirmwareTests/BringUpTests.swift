@@ -6,6 +6,7 @@ import Glibc
 import Platform
 import PlatformLinux
 import Testing
+import TestSupport
 
 @Suite("ANCS bring-up over a SOCK_SEQPACKET link through the poll loop")
 struct BringUpTests {

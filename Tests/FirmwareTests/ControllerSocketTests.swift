@@ -4,6 +4,7 @@ import Glibc
 import Platform
 import PlatformLinux
 import Testing
+import TestSupport
 
 /// The controller's start-up through the real poll loop, against a scripted
 /// kernel on the other end of a socketpair standing in for the management

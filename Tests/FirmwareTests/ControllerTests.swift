@@ -2,6 +2,7 @@ import Bounded
 import Firmware
 import Mgmt
 import Testing
+import TestSupport
 
 /// The phone: LE random static address C1:22:33:44:55:66 (wire order, type 2).
 let phoneAddress = "66 55 44 33 22 C1 02"
@@ -91,6 +92,26 @@ struct ControllerTests {
         #expect(rig.events().contains(.consent(granted: false, reason: "timeout")))
     }
 
+    @Test("a refused pairing: after the kernel's Authentication Failed the phone is disconnected, freeing the link")
+    func refusedPhoneDisconnected() {
+        var rig = ControllerRig { $0.consentWindowMs = 4_000 }
+        rig.feed(deviceConnected)
+        rig.feed(confirmationRequest)
+        rig.wait(ms: 4_000)
+        #expect(rig.sent() == ["1D 00 00 00 07 00 " + phoneAddress])
+        rig.feed(mgmtEvent(0x0011, phoneAddress + " 05"))  // Authentication Failed
+        #expect(rig.sent() == ["14 00 00 00 07 00 " + phoneAddress])
+        #expect(rig.events().contains(.pairingFailed(status: "authentication-failed")))
+    }
+
+    @Test("a bonded phone whose encryption failed is left to retry, not disconnected")
+    func bondedAuthenticationFailure() {
+        var rig = ControllerRig(bonds: bondFile)
+        rig.feed(deviceConnected)
+        rig.feed(mgmtEvent(0x0011, phoneAddress + " 05"))
+        #expect(rig.sent() == [])
+    }
+
     @Test("a press on reject refuses the pairing")
     func rejectRefuses() {
         var rig = ControllerRig()
@@ -118,6 +139,17 @@ struct ControllerTests {
         rig.controller.bondsSaved()
         #expect(rig.controller.bondsNeedSaving == false)
         #expect(rig.controller.isPairingMode == false, "with a bond, pairing mode is no longer automatic")
+    }
+
+    @Test("the first bond ends the automatic pairing mode, reported once (the pairing pattern stops)")
+    func firstBondEndsPairingMode() {
+        var rig = ControllerRig()
+        #expect(rig.events() == [.pairingMode(on: true, reason: "no-bond")])
+        rig.feed(newLongTermKey)
+        #expect(rig.events() == [.bondStored, .pairingMode(on: false, reason: "bonded")])
+        // The phone's IRK after its LTK: stored, pairing mode already off.
+        rig.feed(mgmtEvent(0x0018, "01 00 00 00 00 00 00 " + phoneAddress + " 00112233445566778899AABBCCDDEEFF"))
+        #expect(rig.events() == [.bondStored])
     }
 
     @Test("outside pairing mode a phone without a bond is disconnected as soon as it connects")

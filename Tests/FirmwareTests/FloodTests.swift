@@ -9,13 +9,8 @@ import ANCS
 import AllocCounter
 import BenchSupport
 import PlatformLinux
+import TestSupport
 import Testing
-
-#if DEBUG
-private let optimized = false
-#else
-private let optimized = true
-#endif
 
 private enum ControlError: Error { case odd(Int) }
 
@@ -61,7 +56,7 @@ struct FloodTests {
         #expect(report.callLit)
         #expect(report.stepsWithoutRing == 0)
         #expect(report.ringAfterFlood)
-        if optimized {
+        if isOptimizedBuild {
             #expect(report.loopAllocations <= UInt64(report.loopSteps) * Self.hookAllocationsPerThrow,
                     "steady-state allocations on the loop's thread beyond the test hook's one per step")
         }

@@ -6,6 +6,7 @@ import Mgmt
 import Platform
 import PlatformLinux
 import Testing
+import TestSupport
 
 /// The wearable core on a virtual clock, brought up with the scripted phone
 /// of `Script.bringUp` (Control Point 0x0010, Data Source 0x0012,

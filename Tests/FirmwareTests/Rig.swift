@@ -10,26 +10,7 @@ import Glibc
 import Platform
 import PlatformLinux
 import Testing
-
-func hex(_ text: String) -> [UInt8] {
-    var out: [UInt8] = []
-    var pending: UInt8? = nil
-    for c in text.unicodeScalars {
-        guard let v = UInt8(String(c), radix: 16) else { continue }
-        if let high = pending {
-            out.append(high << 4 | v)
-            pending = nil
-        } else {
-            pending = v
-        }
-    }
-    precondition(pending == nil, "odd number of hex digits")
-    return out
-}
-
-func toHex(_ bytes: [UInt8]) -> String {
-    bytes.map { b in let s = String(b, radix: 16, uppercase: true); return s.count == 1 ? "0" + s : s }.joined(separator: " ")
-}
+import TestSupport
 
 /// Records everything the firmware reports.
 struct RecordingSink: EventSink {
@@ -46,12 +27,6 @@ struct RecordingSink: EventSink {
 
 typealias TestRunner = Runner<LinuxPlatform<UnixLink, SimLines>, RecordingSink>
 
-/// The repository's root, from this file's path.
-let repositoryRoot: String = {
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    return parts.joined(separator: "/")
-}()
 
 /// The shipped simulated board and default policy: tests use the real files.
 let simBoard = try! BoardConfig.parse(try! ProcessControl.readFile(repositoryRoot + "/board/sim/board.conf"))
@@ -173,15 +148,3 @@ enum Script {
     static let bringUp: [Step] = [.firmware("02 05 02"), .phone("03 B9 00")] + gatt + ancsDiscovery + subscribe
 }
 
-/// A small deterministic generator so failures replay from their seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

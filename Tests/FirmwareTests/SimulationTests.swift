@@ -17,6 +17,7 @@ import Firmware
 import Platform
 import PlatformLinux
 import Testing
+import TestSupport
 
 struct Violation: Error, CustomStringConvertible {
     let description: String

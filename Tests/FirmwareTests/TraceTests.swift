@@ -2,6 +2,7 @@ import Firmware
 import Glibc
 import PlatformLinux
 import Testing
+import TestSupport
 
 /// Runs a command and returns its standard output.
 func capture(_ command: String) -> (status: Int32, output: String) {

@@ -2,6 +2,7 @@ import ATT
 import Bounded
 import GATT
 import Testing
+import TestSupport
 
 /// Answers one request PDU with the wearable's database.
 func serve(_ server: inout GATTServer, _ request: String, mtu: Int = 23) -> String {

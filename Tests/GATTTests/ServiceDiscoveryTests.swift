@@ -2,6 +2,7 @@ import ATT
 import Bounded
 import GATT
 import Testing
+import TestSupport
 
 let ancs = ATTUUID.uuid128(UUID128("7905F431-B5CE-4E99-A40F-4B1E122D00D0"))
 let notificationSource = ATTUUID.uuid128(UUID128("9FBF120D-6301-42D9-8C58-25E699A21DBD"))

@@ -1,6 +1,7 @@
 import Bounded
 import Mgmt
 import Testing
+import TestSupport
 
 @Suite("Advertising data: AD structures and the 31-byte limit")
 struct AdvertisingDataTests {

@@ -2,21 +2,7 @@ import AllocCounter
 import Bounded
 import Mgmt
 import Testing
-
-/// Runs `body` once to warm up (first use of generic types allocates runtime
-/// metadata), then `rounds` more times, and returns allocations per round.
-func allocationsPerRound(rounds: Int = 200, _ body: () -> Void) -> Double {
-    body()
-    let before = wl_alloc_count()
-    for _ in 0..<rounds { body() }
-    return Double(wl_alloc_count() - before) / Double(rounds)
-}
-
-#if DEBUG
-let isOptimizedBuild = false
-#else
-let isOptimizedBuild = true
-#endif
+import TestSupport
 
 enum ControlError: Error { case odd(Int) }
 
@@ -27,6 +13,10 @@ enum ControlError: Error { case odd(Int) }
 
 @Suite("Management work allocates nothing", .enabled(if: isOptimizedBuild, "allocation counts are measured on the optimized build that ships (swift test -c release)"))
 struct AllocationTests {
+    /// Rounds per measurement; the bodies count their own runs (one warm-up
+    /// run comes first), so the expectations follow it.
+    static let rounds = 200
+
     /// Swift Testing installs a `swift_willThrowTyped` hook that boxes every
     /// thrown error to capture a backtrace; the firmware has no such hook.
     /// A throw from a plain local function measures what the hook costs, so
@@ -44,11 +34,11 @@ struct AllocationTests {
             hex("0F 00 00 00 0C 00" + phoneStaticWire + "00 40 E2 01 00"),
         ]
         var decoded = 0
-        let perRound = allocationsPerRound {
+        let perRound = allocationsPerRound(rounds: Self.rounds) {
             for p in packets where (try? MgmtEvent.decode(p.span)) != nil { decoded += 1 }
         }
         #expect(perRound == 0)
-        #expect(decoded == 3 * 201)
+        #expect(decoded == 3 * (Self.rounds + 1))
     }
 
     @Test("rejecting a malformed event costs only the test harness's throw hook")
@@ -63,7 +53,7 @@ struct AllocationTests {
         var store = BondStore()
         var out = ByteBuffer(capacity: BondStore.maxLoadLongTermKeysByteCount)
         var stored = 0
-        let perRound = allocationsPerRound {
+        let perRound = allocationsPerRound(rounds: Self.rounds) {
             for n in 1...9 {
                 if case .ignored = store.apply(ltk(peer(n), scKey)) {} else { stored += 1 }
                 _ = store.apply(irk(peer(n)))
@@ -80,14 +70,14 @@ struct AllocationTests {
         let text = ascii(BondFileTests.text)
         var out = ByteBuffer(capacity: BondStore.maxSerializedByteCount)
         var parsed = 0
-        let perRound = allocationsPerRound {
+        let perRound = allocationsPerRound(rounds: Self.rounds) {
             if let store = try? BondStore.parse(text.span) {
                 parsed += store.count
                 _ = store.serialize(into: &out)
             }
         }
         #expect(perRound == 0)
-        #expect(parsed == 2 * 201)
+        #expect(parsed == 2 * (Self.rounds + 1))
         #expect(out.toArray() == text)
         let corrupt = ascii("wristlink-bonds 1\nltk 00\n")
         #expect(allocationsPerRound { _ = try? BondStore.parse(corrupt.span) } == Self.hookAllocationsPerThrow)
@@ -108,7 +98,7 @@ struct AllocationTests {
         let bonds = BondStore()
         var out = ByteBuffer(capacity: ControllerSetup.commandBufferCapacity)
         var readyCount = 0
-        let perRound = allocationsPerRound {
+        let perRound = allocationsPerRound(rounds: Self.rounds) {
             var setup = ControllerSetup(config: config)
             var i = 0
             while let _ = try? setup.nextCommand(bonds: bonds, into: &out), i < replies.count {
@@ -119,6 +109,6 @@ struct AllocationTests {
             if setup.status == .ready { readyCount += 1 }
         }
         #expect(perRound == 0)
-        #expect(readyCount == 201)
+        #expect(readyCount == Self.rounds + 1)
     }
 }

@@ -1,6 +1,7 @@
 import Bounded
 import Mgmt
 import Testing
+import TestSupport
 
 @Suite("Bond file: one line per key, hex fields, a version header")
 struct BondFileTests {

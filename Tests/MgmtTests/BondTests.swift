@@ -1,6 +1,7 @@
 import Bounded
 import Mgmt
 import Testing
+import TestSupport
 
 let scKey = LongTermKey(type: .authenticatedP256, central: false, encryptionSizeBytes: 16, ediv: 0, rand: 0,
                         value: key("00 11 22 33 44 55 66 77 88 99 AA BB CC DD EE FF"))

@@ -1,6 +1,7 @@
 import Bounded
 import Mgmt
 import Testing
+import TestSupport
 
 @Suite("Management commands, byte for byte (mgmt-api.txt)")
 struct CommandTests {

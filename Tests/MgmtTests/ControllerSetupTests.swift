@@ -1,6 +1,7 @@
 import Bounded
 import Mgmt
 import Testing
+import TestSupport
 
 /// Drives a `ControllerSetup` the way the platform loop would: take the
 /// next command's bytes, feed the kernel's answer as event bytes.
@@ -138,6 +139,31 @@ struct ControllerSetupTests {
         try rig.complete(0x003E, "01")
         #expect(rig.setup.advertisingSpeed == .fast)
         #expect(rig.setup.nextDeadline == Instant(ms: 70_000))
+    }
+
+    @Test("no re-adding while a phone is connected (it would advertise during the connection); the switch waits for the disconnection")
+    func noCadenceWhileConnected() throws {
+        let rig = try Rig()
+        _ = try rig.runToIdle(info: info(current: "00 02 00 00"))
+        rig.now = Instant(ms: 5_000)
+        try rig.feed(event(0x000B, hex(phoneStaticWire + "00 00 00 00  00 00")))  // Device Connected
+        #expect(rig.setup.connections == 1)
+        #expect(rig.setup.nextDeadline == nil, "no wakeup for the fast phase's end while connected")
+        rig.now = Instant(ms: 60_000)
+        rig.setup.poll(now: rig.now)
+        #expect(try rig.next() == nil, "the slow interval is not applied during the connection")
+        #expect(rig.setup.advertisingSpeed == .fast)
+
+        // The kernel re-enables the instance (added fast) by itself; a new
+        // fast phase begins, so nothing is sent now, and slow 30 s later.
+        rig.now = Instant(ms: 90_000)
+        try rig.feed(event(0x000C, hex(phoneStaticWire + "03")))
+        #expect(rig.setup.connections == 0)
+        #expect(try rig.next() == nil)
+        #expect(rig.setup.nextDeadline == Instant(ms: 120_000))
+        rig.now = Instant(ms: 120_000)
+        rig.setup.poll(now: rig.now)
+        #expect(try rig.next()?.1 == hex("4C 00 00 00 0A 00  0A 00 02 9C 02  0B 00 02 9C 02"))
     }
 
     @Test("an LE-only controller that is off skips power-off, Set Advertising and BR/EDR")

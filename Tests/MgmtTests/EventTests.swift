@@ -1,6 +1,7 @@
 import Bounded
 import Mgmt
 import Testing
+import TestSupport
 
 @Suite("Management events, byte for byte (mgmt-api.txt)")
 struct EventTests {

@@ -1,22 +1,6 @@
 import Bounded
 import Mgmt
-
-/// Bytes from a hex string with optional spaces: "00 01 ff".
-func hex(_ text: String) -> [UInt8] {
-    var out: [UInt8] = []
-    var pending: UInt8? = nil
-    for c in text.unicodeScalars {
-        guard let v = UInt8(String(c), radix: 16) else { continue }
-        if let high = pending {
-            out.append(high << 4 | v)
-            pending = nil
-        } else {
-            pending = v
-        }
-    }
-    precondition(pending == nil, "odd number of hex digits")
-    return out
-}
+import TestSupport
 
 func zeros(_ count: Int) -> [UInt8] { [UInt8](repeating: 0, count: count) }
 func ascii(_ text: String) -> [UInt8] { Array(text.utf8) }

@@ -3,12 +3,7 @@ import AllocCounter
 import Bounded
 import PhoneSim
 import Testing
-
-#if DEBUG
-let isOptimizedBuild = false
-#else
-let isOptimizedBuild = true
-#endif
+import TestSupport
 
 @Suite("The phone's steady state allocates nothing", .enabled(if: isOptimizedBuild, "allocation counts are measured on the optimized build (swift test -c release)"))
 struct PhoneAllocationTests {

@@ -3,6 +3,7 @@ import ATT
 import Bounded
 import PhoneSim
 import Testing
+import TestSupport
 
 /// The Data Source notifications that carry `response` at MTU 23.
 func dataSourceFragments(_ response: [UInt8], mtu: Int = 23) -> [String] {
@@ -67,7 +68,7 @@ struct ControlPointTests {
         let id = Array("com.example.chat".utf8)
         let sent = p.exchange("12 15 00 01 " + toHex(id) + " 00 00")
         #expect(sent == ["13"] + dataSourceFragments([1] + id + [0, 0] + le16(4) + Array("Chat".utf8)))
-        #expect(p.exchange("12 15 00 01 " + toHex("com.apple.mobilephone") + " 00 00").count == 3, "Phone is preloaded")
+        #expect(p.exchange("12 15 00 01 " + toHex(text: "com.apple.mobilephone") + " 00 00").count == 3, "Phone is preloaded")
     }
 
     @Test("Perform Notification Action: Write Response, then Removed on Notification Source with the new CategoryCount")
@@ -98,7 +99,7 @@ struct ControlPointTests {
         Refusal(write: "01 78 79 7A", code: 0xA1, why: "app identifier without NUL"),
         Refusal(write: "01 78 79 7A 00", code: 0xA1, why: "Get App Attributes without attributes"),
         Refusal(write: "01 78 79 7A 00 00", code: 0xA2, why: "unknown app"),
-        Refusal(write: "01 " + toHex("com.apple.mobilemail") + " 00 05", code: 0xA2, why: "unknown app attribute"),
+        Refusal(write: "01 " + toHex(text: "com.apple.mobilemail") + " 00 05", code: 0xA2, why: "unknown app attribute"),
         Refusal(write: "02 01 00 00 00", code: 0xA1, why: "action too short"),
         Refusal(write: "02 01 00 00 00 07", code: 0xA2, why: "unknown ActionID"),
         Refusal(write: "02 63 00 00 00 00", code: 0xA2, why: "action on an unknown UID"),

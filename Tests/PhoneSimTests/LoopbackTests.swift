@@ -4,6 +4,7 @@ import Bounded
 import Firmware
 import PhoneSim
 import Testing
+import TestSupport
 
 @Suite("The simulated iPhone and the wearable's PhoneLink, back to back in memory")
 struct LoopbackTests {

@@ -3,6 +3,7 @@ import ATT
 import Bounded
 import PhoneSim
 import Testing
+import TestSupport
 
 @Suite("The phone's GATT database: byte-exact answers to every discovery request")
 struct PhoneDatabaseTests {
@@ -66,10 +67,10 @@ struct PhoneDatabaseTests {
     @Test("reads: Device Name \"iPhone\", Appearance Generic Phone, blob offsets; notify- and write-only values are Read Not Permitted")
     func reads() {
         var p = phone()
-        #expect(p.exchange("0A 03 00") == ["0B " + toHex("iPhone")])
-        #expect(p.exchange("08 01 00 FF FF 00 2A") == ["09 08 03 00 " + toHex("iPhone")])
+        #expect(p.exchange("0A 03 00") == ["0B " + toHex(text: "iPhone")])
+        #expect(p.exchange("08 01 00 FF FF 00 2A") == ["09 08 03 00 " + toHex(text: "iPhone")])
         #expect(p.exchange("0A 05 00") == ["0B 40 00"])
-        #expect(p.exchange("0C 03 00 02 00") == ["0D " + toHex("hone")])
+        #expect(p.exchange("0C 03 00 02 00") == ["0D " + toHex(text: "hone")])
         #expect(p.exchange("0C 03 00 06 00") == ["0D"])
         #expect(p.exchange("0C 03 00 07 00") == ["01 0C 03 00 07"])
         #expect(p.exchange("0A 08 00") == ["01 0A 08 00 02"])

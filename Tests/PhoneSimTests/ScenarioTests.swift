@@ -2,6 +2,7 @@ import ANCS
 import Bounded
 import PhoneSim
 import Testing
+import TestSupport
 
 func parse(_ line: String, lineNumber: Int = 1) throws(ScenarioError) -> ScenarioCommand? {
     let bytes = Array(line.utf8)

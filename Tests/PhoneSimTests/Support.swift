@@ -8,28 +8,9 @@ import ATT
 import Bounded
 import Firmware
 import PhoneSim
+import TestSupport
 
-func hex(_ text: String) -> [UInt8] {
-    var out: [UInt8] = []
-    var pending: UInt8? = nil
-    for c in text.unicodeScalars {
-        guard let v = UInt8(String(c), radix: 16) else { continue }
-        if let high = pending {
-            out.append(high << 4 | v)
-            pending = nil
-        } else {
-            pending = v
-        }
-    }
-    precondition(pending == nil, "odd number of hex digits")
-    return out
-}
-
-func toHex(_ bytes: [UInt8]) -> String {
-    bytes.map { b in let s = String(b, radix: 16, uppercase: true); return s.count == 1 ? "0" + s : s }.joined(separator: " ")
-}
-
-func toHex(_ text: String) -> String { toHex(Array(text.utf8)) }
+func toHex(text: String) -> String { toHex(Array(text.utf8)) }
 
 func bytes<let N: Int>(_ value: InlineBytes<N>) -> [UInt8] { (0..<value.count).map { value[$0] } }
 

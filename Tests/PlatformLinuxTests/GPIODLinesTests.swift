@@ -4,6 +4,7 @@ import Glibc
 import Platform
 import PlatformLinux
 import Testing
+import TestSupport
 
 private let repositoryRoot: String = {
     var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)

@@ -2,6 +2,7 @@ import Bounded
 import Glibc
 import PlatformLinux
 import Testing
+import TestSupport
 
 @Suite("Bond state file")
 struct StateFileTests {

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 from bumble import att, core, gatt, hci, link as bumble_link, pairing
 from bumble.controller import Controller
-from bumble.device import Device, DeviceConfiguration
+from bumble.device import Device, DeviceConfiguration, Peer
 from bumble.host import Host
 from bumble.keys import JsonKeyStore
 from bumble.transport import open_transport
@@ -154,17 +154,35 @@ class Recorder:
         self.cp_file = open(os.path.join(results, "cp_writes.txt"), "w", buffering=1)
         self.counts: dict[str, int] = {}
         self.waiters: list[tuple[callable, asyncio.Future]] = []
+        # Every event, in order, so a test can look back from a mark.
+        self.history: list[dict] = []
 
     def event(self, name: str, **fields) -> None:
         record = {"t": round(time.monotonic() - self.t0, 3), "event": name, **fields}
         self.counts[name] = self.counts.get(name, 0) + 1
+        self.history.append(record)
         self.events_file.write(json.dumps(record) + "\n")
         log.info("EVENT %s", json.dumps(record))
         for predicate, future in list(self.waiters):
             if not future.done() and predicate(record):
                 future.set_result(record)
 
-    async def wait_for(self, predicate, timeout: float):
+    def mark(self) -> int:
+        """A position in the history, for `since`/`wait_for(since=)`."""
+        return len(self.history)
+
+    def since(self, mark: int, name: str | None = None, **fields) -> list[dict]:
+        return [r for r in self.history[mark:]
+                if (name is None or r["event"] == name)
+                and all(r.get(k) == v for k, v in fields.items())]
+
+    async def wait_for(self, predicate, timeout: float, since: int | None = None):
+        """The first event matching `predicate`: one already recorded after
+        the mark `since`, else the next one (within `timeout` seconds)."""
+        if since is not None:
+            for record in self.history[since:]:
+                if predicate(record):
+                    return record
         future = asyncio.get_running_loop().create_future()
         entry = (predicate, future)
         self.waiters.append(entry)
@@ -474,6 +492,51 @@ class Phone:
             self.rec.event("security_error", error=repr(e))
 
     # -- scenario steps -------------------------------------------------------
+    @staticmethod
+    def solicits_ancs(data: bytes) -> bool:
+        i = 0
+        while i + 1 < len(data):
+            length = data[i]
+            if length == 0 or i + 1 + length > len(data):
+                break
+            ad_type, payload = data[i + 1], data[i + 2:i + 1 + length]
+            if ad_type == AD_SOLICIT_128 and any(
+                    payload[j:j + 16] == ANCS_UUID_LE for j in range(0, len(payload) - 15, 16)):
+                return True
+            i += 1 + length
+        return False
+
+    async def step_scan(self, step: dict) -> None:
+        """Scan for `seconds` without connecting; one `scan_result` event with
+        how many ANCS advertisements arrived and their mean spacing."""
+        seconds = step.get("seconds", 3)
+        times: list[float] = []
+
+        def on_adv(adv) -> None:
+            if self.solicits_ancs(adv.data_bytes):
+                times.append(time.monotonic())
+
+        self.device.on("advertisement", on_adv)
+        await self.device.start_scanning(filter_duplicates=False)
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            self.device.remove_listener("advertisement", on_adv)
+            await self.device.stop_scanning()
+        # Bumble's scanner reports each advertising PDU twice here (two
+        # reports 2-10 ms apart): count PDUs, not reports. Reports closer
+        # than 15 ms are taken as one PDU, so at the fast interval (20 ms)
+        # the spacing comes out somewhat long; it is only compared with the
+        # slow one (417.5 ms).
+        pdus: list[float] = []
+        for t in times:
+            if not pdus or t - pdus[-1] > 0.015:
+                pdus.append(t)
+        gaps = sorted(b - a for a, b in zip(pdus, pdus[1:]))
+        self.rec.event("scan_result", seconds=seconds, reports=len(times), count=len(pdus),
+                       median_gap_ms=round(1000 * gaps[len(gaps) // 2]) if gaps else None,
+                       first_report_gaps_ms=[round(1000 * (b - a), 1) for a, b in zip(times[:12], times[1:12])])
+
     async def step_connect(self, step: dict) -> None:
         timeout = step.get("timeout", 30)
         found = asyncio.get_running_loop().create_future()
@@ -495,7 +558,8 @@ class Phone:
                 i += 1 + length
             if solicit and not found.done():
                 self.rec.event("advertisement", address=str(adv.address),
-                               connectable=adv.is_connectable, data=data.hex())
+                               connectable=adv.is_connectable, data=data.hex(),
+                               local_name=names[0] if names else None)
                 found.set_result(adv)
             elif names:
                 self.rec.event("scan_response", address=str(adv.address), name=names[0])
@@ -514,6 +578,30 @@ class Phone:
             # What iOS does: re-encrypt a bonded link right away.
             self.rec.event("encrypting_with_bond", peer=str(connection.peer_address))
             await connection.encrypt()
+
+    async def browse_wearable(self, timeout: float) -> None:
+        """What an iPhone does on its own: discover the wearable's GATT
+        database and read the Device Name and Appearance."""
+        if self.connection is None:
+            raise RuntimeError("not connected")
+        peer = Peer(self.connection)
+
+        async def browse():
+            await peer.discover_all()
+            services = [str(s.uuid) for s in peer.services]
+            characteristics = [str(c.uuid) for s in peer.services for c in s.characteristics]
+            values = {}
+            for uuid, key in ((gatt.GATT_DEVICE_NAME_CHARACTERISTIC, "name"),
+                              (gatt.GATT_APPEARANCE_CHARACTERISTIC, "appearance")):
+                found = peer.get_characteristics_by_uuid(uuid)
+                if found:
+                    values[key] = (await peer.read_value(found[0])).hex()
+            return services, characteristics, values
+
+        services, characteristics, values = await asyncio.wait_for(browse(), timeout)
+        self.rec.event("wearable_gatt", services=services, characteristics=characteristics,
+                       device_name=bytes.fromhex(values.get("name", "")).decode(errors="replace"),
+                       appearance=values.get("appearance"))
 
     async def run_step(self, step: dict) -> None:
         do = step["do"]
@@ -553,6 +641,10 @@ class Phone:
         elif do == "wait_disconnect":
             if self.connection is not None:
                 await self.rec.wait_for(lambda r: r["event"] == "disconnected", timeout)
+        elif do == "scan":
+            await self.step_scan(step)
+        elif do == "browse_wearable":
+            await self.browse_wearable(timeout)
         elif do == "remove_ancs":
             start, end = self.remove_ancs()
             await self.indicate_service_changed(start, end)
@@ -581,12 +673,13 @@ class Phone:
 
 
 # ----------------------------------------------------------------------------
-async def build_phone(link, recorder: Recorder, scenario: dict, args) -> tuple[Device, Phone]:
+async def build_phone(link, recorder: Recorder, scenario: dict, address: str = PHONE_ADDR,
+                      keystore: str | None = None, name: str = "iPhone") -> tuple[Device, Phone]:
     """The phone's own controller + host + device, powered on."""
-    phone_ctrl = Controller("phone-ctrl", link=link)
+    phone_ctrl = Controller(f"phone-ctrl-{address}", link=link)
     config = DeviceConfiguration()
-    config.name = "iPhone"
-    config.address = hci.Address(args.phone_addr)
+    config.name = name
+    config.address = hci.Address(address)
     config.irk = bytes.fromhex("00112233445566778899aabbccddeeff")
     config.io_capability = pairing.PairingDelegate.IoCapability.DISPLAY_OUTPUT_AND_YES_NO_INPUT
     device = Device(config=config, host=Host(phone_ctrl, AsyncPipeSink(phone_ctrl)))
@@ -597,8 +690,8 @@ async def build_phone(link, recorder: Recorder, scenario: dict, args) -> tuple[D
     device.add_service(phone.ancs)  # last service: see add_ancs()
     phone.ancs_present = True
     await device.power_on()
-    if args.keystore:
-        device.keystore = JsonKeyStore(namespace=None, filename=args.keystore)
+    if keystore:
+        device.keystore = JsonKeyStore(namespace=None, filename=keystore)
     return device, phone
 
 
@@ -620,7 +713,7 @@ async def main_async(args) -> int:
                              public_address=args.kernel_addr)
     recorder.event("vhci_open", address=args.kernel_addr)
 
-    device, phone = await build_phone(link, recorder, scenario, args)
+    device, phone = await build_phone(link, recorder, scenario, args.phone_addr, args.keystore)
     recorder.event("phone_ready", address=args.phone_addr,
                    ancs=[phone.ancs.handle, phone.ancs.end_group_handle],
                    ns=phone.ns.handle, cp=phone.cp.handle, ds=phone.ds.handle,

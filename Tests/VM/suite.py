@@ -1,0 +1,793 @@
+#!/usr/bin/env python3
+"""The Wristlink VM suite: the firmware's own release binary against the Linux
+kernel's Bluetooth stack, a Bumble iPhone and gpio-sim lines.
+
+Runs INSIDE the virtme-ng guest (guest.sh starts it once gpio-sim and
+hci_vhci are ready). One Python process holds everything that is slow to
+start under TCG (Bumble: ~10 s), so all cases share one boot:
+
+  kernel hci0 <-> /dev/vhci <-> Bumble controller ==LocalLink== phone 1 ("iPhone")
+                                                            \\== phone 2 (a new identity)
+  wristlink run --link bluez:hci0 --gpio chip --board board/vm/board.conf ...
+  gpio-sim: the suite reads sim_gpioN/value and writes sim_gpioN/pull
+
+Each case is a coroutine with its own timeout; a failure is a CaseFailed with
+the check that failed. Results: OUT/summary.txt (one line per case, written
+as each case ends), OUT/suite.log; a failed case keeps OUT/cases/N-name/ with
+its slice of the firmware log and events, the firmware's ATT btsnoop, an HCI
+btsnoop of the case (btmon), the phones' events and Control Point writes.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import phone as P  # noqa: E402
+
+from bumble import link as bumble_link  # noqa: E402
+from bumble.controller import Controller  # noqa: E402
+from bumble.transport import open_transport  # noqa: E402
+
+log = logging.getLogger("suite")
+
+PHONE2_ADDR = "E1:A5:00:00:00:02"  # the "new phone" of the refused-pairing case
+BTSNOOP_HEADER = 16
+
+
+class CaseFailed(Exception):
+    pass
+
+
+def check(condition, what: str) -> None:
+    if not condition:
+        raise CaseFailed(what)
+
+
+def ad_structures(data: bytes) -> list[tuple[int, bytes]]:
+    out, i = [], 0
+    while i < len(data):
+        length = data[i]
+        if length == 0:
+            i += 1
+            continue
+        out.append((data[i + 1], data[i + 2:i + 1 + length]))
+        i += 1 + length
+    return out
+
+
+def hci_commands(path: str, opcode: int) -> list[bytes]:
+    """Parameters of every HCI command `opcode` the kernel sent, from a btmon
+    (monitor format) btsnoop file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    out, i = [], BTSNOOP_HEADER
+    while i + 24 <= len(data):
+        _, included, flags, _, _ = struct.unpack(">IIIIq", data[i:i + 24])
+        record = data[i + 24:i + 24 + included]
+        i += 24 + included
+        if flags & 0xFFFF == 2 and len(record) >= 3 and int.from_bytes(record[:2], "little") == opcode:
+            out.append(record[3:])
+    return out
+
+
+# ----------------------------------------------------------------------------
+class Gpio:
+    """The gpio-sim chip: `value` shows what the firmware drives, `pull` is
+    the finger on a button (pull-up = pressed with board/vm's active-high
+    buttons)."""
+
+    def __init__(self, sim_dir: str, names: list[str]):
+        self.sim = sim_dir
+        self.offset = {name: i for i, name in enumerate(names)}
+
+    def _path(self, name: str, leaf: str) -> str:
+        return f"{self.sim}/sim_gpio{self.offset[name]}/{leaf}"
+
+    def value(self, name: str) -> int:
+        with open(self._path(name, "value")) as f:
+            return int(f.read().strip())
+
+    def pull(self, name: str, level: str) -> None:
+        with open(self._path(name, "pull"), "w") as f:
+            f.write(level)
+
+    async def press(self, name: str, ms: int = 150) -> None:
+        await self.hold([name], ms)
+
+    async def hold(self, names: list[str], ms: int) -> None:
+        for n in names:
+            self.pull(n, "pull-up")
+        await asyncio.sleep(ms / 1000)
+        for n in names:
+            self.pull(n, "pull-down")
+
+    async def sample(self, names: list[str], seconds: float, every: float = 0.02) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {n: [] for n in names}
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            for n in names:
+                out[n].append(self.value(n))
+            await asyncio.sleep(every)
+        return out
+
+    async def wait_value(self, name: str, value: int, timeout: float) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.value(name) == value:
+                return True
+            await asyncio.sleep(0.01)
+        return False
+
+
+def transitions(values: list[int]) -> int:
+    return sum(1 for a, b in zip(values, values[1:]) if a != b)
+
+
+# ----------------------------------------------------------------------------
+class Firmware:
+    """`wristlink run` as on the Pi; every start gets its own events, log and
+    ATT trace files (firmware-N.*)."""
+
+    def __init__(self, args, state_dir: str):
+        self.args = args
+        self.state_dir = state_dir
+        self.runs = 0
+        self.proc: asyncio.subprocess.Process | None = None
+        self.events: list[dict] = []
+        self.events_path = self.log_path = self.trace_path = ""
+        self._offset = 0
+        self._partial = b""
+        self.returncode: int | None = None
+
+    @property
+    def bonds_path(self) -> str:
+        return os.path.join(self.state_dir, "bonds")
+
+    def files(self) -> list[str]:
+        return [f"{self.args.out}/firmware-{n}.{ext}" for n in range(1, self.runs + 1)
+                for ext in ("log", "events.jsonl", "att.btsnoop")]
+
+    async def start(self) -> None:
+        self.runs += 1
+        base = f"{self.args.out}/firmware-{self.runs}"
+        self.events_path, self.log_path, self.trace_path = (
+            base + ".events.jsonl", base + ".log", base + ".att.btsnoop")
+        self.events, self._offset, self._partial, self.returncode = [], 0, b"", None
+        command = [self.args.firmware, "run", "--link", "bluez:hci0", "--gpio", "chip",
+                   "--board", self.args.board, "--policy", self.args.policy,
+                   "--state-dir", self.state_dir, "--events", self.events_path,
+                   "--trace", self.trace_path, "--log-level", "debug",
+                   "--consent-window-ms", str(self.args.consent_ms)]
+        log.info("firmware start #%d: %s", self.runs, " ".join(command))
+        self.started_at = time.monotonic()
+        with open(self.log_path, "wb") as out:
+            self.proc = await asyncio.create_subprocess_exec(
+                *command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                cwd=self.args.root)
+
+    def uptime(self) -> float:
+        """Seconds since this firmware run started (the events' t_ms clock,
+        within the process start-up time)."""
+        return time.monotonic() - self.started_at
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    def poll(self) -> None:
+        try:
+            with open(self.events_path, "rb") as f:
+                f.seek(self._offset)
+                chunk = f.read()
+        except FileNotFoundError:
+            return
+        self._offset += len(chunk)
+        data = self._partial + chunk
+        lines = data.split(b"\n")
+        self._partial = lines.pop()
+        for line in lines:
+            if line.strip():
+                self.events.append(json.loads(line))
+
+    def mark(self) -> int:
+        self.poll()
+        return len(self.events)
+
+    @staticmethod
+    def matches(event: dict, kind: str | None, fields: dict) -> bool:
+        return (kind is None or event.get("kind") == kind) and all(
+            event.get(k) == v for k, v in fields.items())
+
+    def since(self, mark: int, kind: str | None = None, **fields) -> list[dict]:
+        self.poll()
+        return [e for e in self.events[mark:] if self.matches(e, kind, fields)]
+
+    async def wait(self, timeout: float, since: int, kind: str, **fields) -> dict:
+        """The first event of `kind` with `fields` after the mark `since`."""
+        end = time.monotonic() + timeout
+        want = json.dumps({"kind": kind, **fields})
+        while True:
+            found = self.since(since, kind, **fields)
+            if found:
+                return found[0]
+            if not self.running:
+                raise CaseFailed(f"firmware exited (rc {self.proc.returncode if self.proc else None}) "
+                                 f"while waiting for {want}")
+            if time.monotonic() > end:
+                raise CaseFailed(f"no firmware event {want} within {timeout:g} s")
+            await asyncio.sleep(0.05)
+
+    def log_text(self) -> str:
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    async def stop(self, timeout: float = 10) -> int | None:
+        """SIGTERM, as systemd stops it; the exit code, or None if it had to
+        be killed."""
+        if self.proc is None:
+            return None
+        if self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(self.proc.wait(), timeout)
+            except asyncio.TimeoutError:
+                self.proc.kill()
+                await self.proc.wait()
+                self.returncode = None
+                return None
+        self.returncode = self.proc.returncode
+        self.poll()
+        return self.returncode
+
+
+class PhoneHandle:
+    def __init__(self, label: str, device, phone: P.Phone, rec: P.Recorder, results: str):
+        self.label, self.device, self.phone, self.rec, self.results = label, device, phone, rec, results
+
+    async def step(self, **step) -> None:
+        try:
+            await self.phone.run_step(step)
+        except asyncio.TimeoutError:
+            raise CaseFailed(f"{self.label}: step {step['do']} timed out "
+                             f"({step.get('timeout', 30)} s)") from None
+
+    def since(self, mark: int, name: str | None = None, **fields) -> list[dict]:
+        return self.rec.since(mark, name, **fields)
+
+    async def wait(self, timeout: float, since: int, name: str, **fields) -> dict:
+        try:
+            return await self.rec.wait_for(
+                lambda r: r["event"] == name and all(r.get(k) == v for k, v in fields.items()),
+                timeout, since=since)
+        except asyncio.TimeoutError:
+            raise CaseFailed(f"{self.label}: no event {json.dumps({'event': name, **fields})} "
+                             f"within {timeout:g} s") from None
+
+    def cp_writes(self, mark: int) -> list[str]:
+        return [r["hex"] for r in self.rec.since(mark, "cp_write")]
+
+    @property
+    def connected(self) -> bool:
+        return self.phone.connection is not None
+
+
+# ----------------------------------------------------------------------------
+class Suite:
+    def __init__(self, args):
+        self.args = args
+        self.gpio = Gpio(args.sim, args.lines.split(","))
+        self.state_dir = args.state_dir
+        self.fw = Firmware(args, self.state_dir)
+        self.results: list[dict] = []
+        self.step = ""
+        self.summary = open(os.path.join(args.out, "summary.txt"), "w", buffering=1)
+
+    def note(self, text: str) -> None:
+        self.step = text
+        log.info("  . %s", text)
+
+    # -- the phones ------------------------------------------------------------
+    async def start_phones(self) -> None:
+        P.patch_bumble()
+        self.link = bumble_link.LocalLink()
+        await self.open_vhci()
+        scenario = {
+            # replayed with PreExisting at every subscription: never alerts, and
+            # News is not an unread category, so it lights nothing
+            "existing": [{"uid": 0, "category": "news", "flags": [], "app": "com.apple.news",
+                          "title": "Headline", "message": "Something happened",
+                          "date": "20260101T120000"}],
+            "apps": {"com.apple.MobileSMS": "Messages", "com.apple.mobilephone": "Phone",
+                     "com.apple.mobilemail": "Mail", "com.apple.news": "News"},
+            "steps": [],
+        }
+        self.phones = []
+        for label, address in (("phone1", P.PHONE_ADDR), ("phone2", PHONE2_ADDR)):
+            results = os.path.join(self.args.out, label)
+            rec = P.Recorder(results)
+            device, phone = await P.build_phone(
+                self.link, rec, scenario, address,
+                keystore=os.path.join(results, "keystore.json"), name=f"iPhone {label[-1]}")
+            self.phones.append(PhoneHandle(label, device, phone, rec, results))
+        self.p1, self.p2 = self.phones
+
+    async def open_vhci(self) -> None:
+        """The controller behind the kernel's hci0: opening /dev/vhci makes
+        hci0 appear, closing it makes hci0 go away."""
+        self.transport = await open_transport("vhci")
+        self.kernel_ctrl = Controller("wl-ctrl", host_source=self.transport.source,
+                                      host_sink=self.transport.sink, link=self.link,
+                                      public_address=P.KERNEL_CTRL_ADDR)
+
+    async def close_vhci(self) -> None:
+        await self.transport.close()
+        self.link.remove_controller(self.kernel_ctrl)
+
+    # -- case bookkeeping -----------------------------------------------------
+    def artifact_offsets(self) -> dict[str, int]:
+        paths = self.fw.files()
+        for p in self.phones:
+            paths += [os.path.join(p.results, "events.jsonl"), os.path.join(p.results, "cp_writes.txt"),
+                      os.path.join(p.results, "phone.log")]
+        paths.append(os.path.join(self.args.out, "suite.log"))
+        return {path: os.path.getsize(path) if os.path.exists(path) else 0 for path in paths}
+
+    def keep_artifacts(self, case_dir: str, offsets: dict[str, int]) -> None:
+        paths = set(offsets) | set(self.fw.files())
+        for path in sorted(paths):
+            if not os.path.exists(path):
+                continue
+            start = offsets.get(path, 0)
+            rel = os.path.relpath(path, self.args.out).replace("/", "-")
+            with open(path, "rb") as src, open(os.path.join(case_dir, rel), "wb") as dst:
+                if path.endswith(".btsnoop") and start > BTSNOOP_HEADER:
+                    dst.write(src.read(BTSNOOP_HEADER))
+                src.seek(start)
+                dst.write(src.read())
+        if os.path.exists(self.fw.bonds_path):
+            shutil.copy(self.fw.bonds_path, os.path.join(case_dir, "state-bonds"))
+
+    async def run_case(self, number: int, name: str, body, timeout: float) -> bool:
+        case_dir = os.path.join(self.args.out, "cases", f"{number}-{name}")
+        os.makedirs(case_dir, exist_ok=True)
+        self.case_dir = case_dir
+        log.info("== case %d %s (timeout %g s)", number, name, timeout)
+        offsets = self.artifact_offsets()
+        btmon = subprocess.Popen(["btmon", "-w", os.path.join(case_dir, "hci.btsnoop")],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        await asyncio.sleep(0.2)  # let btmon open the monitor channel
+        self.step = "start"
+        t0 = time.monotonic()
+        reason = None
+        try:
+            await asyncio.wait_for(body(), timeout)
+        except CaseFailed as e:
+            reason = str(e)
+        except asyncio.TimeoutError:
+            reason = f"timed out after {timeout:g} s at: {self.step}"
+        except Exception as e:  # noqa: BLE001
+            reason = f"{type(e).__name__}: {e}"
+            log.error("%s", traceback.format_exc())
+        seconds = time.monotonic() - t0
+        btmon.send_signal(signal.SIGINT)
+        try:
+            btmon.wait(5)
+        except subprocess.TimeoutExpired:
+            btmon.kill()
+        ok = reason is None
+        if ok and not self.args.keep:
+            shutil.rmtree(case_dir, ignore_errors=True)
+        elif ok:
+            self.keep_artifacts(case_dir, offsets)
+        else:
+            with open(os.path.join(case_dir, "why.txt"), "w") as f:
+                f.write(f"case {number} {name}: {reason}\nlast step: {self.step}\n")
+            self.keep_artifacts(case_dir, offsets)
+        line = f"{'PASS' if ok else 'FAIL'} {number} {name} {seconds:.1f}" + ("" if ok else f" {reason}")
+        self.summary.write(line + "\n")
+        log.info("%s", line)
+        self.results.append({"case": number, "name": name, "ok": ok, "seconds": round(seconds, 1),
+                             "reason": reason})
+        return ok
+
+    def skip(self, number: int, name: str, why: str) -> None:
+        line = f"FAIL {number} {name} 0.0 not run: {why}"
+        self.summary.write(line + "\n")
+        log.info("%s", line)
+        self.results.append({"case": number, "name": name, "ok": False, "seconds": 0.0,
+                             "reason": f"not run: {why}"})
+
+    # -- shared steps -----------------------------------------------------------
+    async def connect(self, p: PhoneHandle, encrypt_if_bonded: bool = True) -> int:
+        """Scan for the ANCS solicitation and connect; the phone mark before."""
+        mark = p.rec.mark()
+        self.note(f"{p.label} scans for the ANCS solicitation and connects")
+        await p.step(do="connect", timeout=30, encrypt_if_bonded=encrypt_if_bonded)
+        return mark
+
+    async def disconnect(self, p: PhoneHandle) -> None:
+        if p.connected:
+            self.note(f"{p.label} disconnects")
+            await p.step(do="disconnect", timeout=10)
+
+    async def wait_line(self, name: str, value: int, timeout: float) -> None:
+        check(await self.gpio.wait_value(name, value, timeout),
+              f"gpio-sim {name} never read {value} within {timeout:g} s")
+
+    async def notify(self, p: PhoneHandle, **spec) -> None:
+        await p.step(do="notify", **spec)
+
+    # -- the cases --------------------------------------------------------------
+    async def case_cold_start(self) -> None:
+        s, fw, p1 = self, self.fw, self.p1
+        check(not os.listdir(s.state_dir), f"state directory {s.state_dir} is not fresh")
+        s.note("start the firmware with an empty state directory")
+        await fw.start()
+        await fw.wait(30, 0, "session", state="advertising")
+        check(fw.since(0, "pairing", state="on", reason="no-bond"), "no pairing mode without a bond")
+        pm = await s.connect(p1)
+        adv = p1.since(pm, "advertisement")[0]
+        ads = ad_structures(bytes.fromhex(adv["data"]))
+        solicit = [v for t, v in ads if t == P.AD_SOLICIT_128]
+        check(any(v[i:i + 16] == P.ANCS_UUID_LE for v in solicit for i in range(0, len(v) - 15, 16)),
+              f"no ANCS UUID in AD 0x15 of {adv['data']}")
+        flags = [v for t, v in ads if t == 0x01]
+        check(flags and flags[0][0] & 0x02, f"no LE General Discoverable flag in {adv['data']}")
+        check(adv.get("connectable"), "advertisement not connectable")
+        # Bumble's controller sends no scan responses; what the kernel gave the
+        # controller for them is in the case's HCI trace.
+        responses = hci_commands(os.path.join(s.case_dir, "hci.btsnoop"), 0x2038)
+        check(any(b"\x0a\x09Wristlink" in r for r in responses),
+              f"no scan response with the name 'Wristlink' in the HCI trace: {[r.hex() for r in responses]}")
+        s.note("wait for the firmware to ask for consent")
+        await fw.wait(30, 0, "pairing", state="consent-requested")
+        check(not p1.since(pm, "paired"), "paired before the wearer pressed")
+        s.note("press accept (gpio-sim pull-up 150 ms, pull-down)")
+        await s.gpio.press("accept", 150)
+        await fw.wait(10, 0, "pairing", state="accepted", reason="button")
+        await p1.wait(15, pm, "paired")
+        await fw.wait(10, 0, "pairing", state="bonded")
+        s.note("wait for the session")
+        await fw.wait(20, 0, "session", state="subscribed")
+        await p1.step(do="wait_subscribed", timeout=20)
+        check(os.path.exists(fw.bonds_path), f"no bond file {fw.bonds_path}")
+        mode = os.stat(fw.bonds_path).st_mode & 0o777
+        check(mode == 0o600, f"bond file mode {mode:o}, wanted 600")
+        with open(fw.bonds_path) as f:
+            bonds = f.read()
+        check("e1a500000001" in bonds.lower(), f"bond file does not name the phone: {bonds!r}")
+        check(fw.since(0, "session", state="secured"), "no 'secured' session event")
+        await fw.wait(5, 0, "notification", event="added", uid=0, flags=["PreExisting"])
+        s.note("pairing mode ends with the bond: the pairing pattern stops")
+        await fw.wait(5, 0, "pairing", state="off", reason="bonded")
+        await s.wait_line("led-notify", 0, 3)
+        samples = await s.gpio.sample(["led-notify", "led-call", "vibration"], 2.2)
+        check(not any(samples["led-notify"]), "led-notify still blinks after bonding (pairing pattern)")
+        check(not any(samples["led-call"]) and not any(samples["vibration"]),
+              "a line lit for the PreExisting replay")
+        s.note("the phone browses the wearable's GATT server, as iOS does")
+        gm = p1.rec.mark()
+        await p1.step(do="browse_wearable", timeout=20)
+        gatt_db = p1.since(gm, "wearable_gatt")[0]
+        check(gatt_db["device_name"] == "Wristlink", f"Device Name read {gatt_db['device_name']!r}")
+        check(any("1800" in u for u in gatt_db["services"]) and any("1801" in u for u in gatt_db["services"]),
+              f"services {gatt_db['services']}")
+        check(gatt_db["appearance"] == "c000", f"appearance {gatt_db['appearance']}")
+
+    async def ring_and_answer(self, uid: int, button: str, action_byte: int) -> None:
+        s, fw, p1 = self, self.fw, self.p1
+        fm, pm = fw.mark(), p1.rec.mark()
+        s.note(f"incoming call uid {uid}")
+        await s.notify(p1, uid=uid, category="incoming_call", flags=["positive", "negative"],
+                       app="com.apple.mobilephone", title="Bob", message="Incoming call",
+                       positive_label="Answer", negative_label="Decline", date="20260101T120500")
+        await fw.wait(10, fm, "notification", event="added", uid=uid)
+        await s.wait_line("led-call", 1, 5)
+        s.note("the ring toggles led-call and vibration")
+        samples = await s.gpio.sample(["led-call", "vibration"], 2.5)
+        for line in ("led-call", "vibration"):
+            check(transitions(samples[line]) >= 3,
+                  f"{line} toggled {transitions(samples[line])} times in 2.5 s of ringing")
+        s.note(f"short press on {button}")
+        await s.gpio.press(button, 150)
+        want = bytes([2]) + uid.to_bytes(4, "little") + bytes([action_byte])
+        await p1.wait(10, pm, "cp_write", hex=want.hex())
+        action = "positive" if action_byte == 0 else "negative"
+        await p1.wait(5, pm, "action", uid=uid, action=action)
+        await fw.wait(5, fm, "action", uid=uid, action=action, result="sent")
+        await p1.wait(5, pm, "ns_sent", event_id=P.EV_REMOVED, uid=uid)
+        await fw.wait(5, fm, "notification", event="removed", uid=uid)
+        s.note("the ring stops")
+        await s.wait_line("led-call", 0, 3)
+        await s.wait_line("vibration", 0, 3)
+        samples = await s.gpio.sample(["led-call", "vibration"], 1.2)
+        check(not any(samples["led-call"]) and not any(samples["vibration"]),
+              "a ring line lit again after the call was removed")
+        check(len(fw.since(fm, "button", button=button, gesture="short")) == 1,
+              f"wanted one short press of {button}")
+
+    async def case_call(self) -> None:
+        await self.ring_and_answer(1, "accept", 0)
+        await self.ring_and_answer(2, "reject", 1)
+
+    async def case_app_rule(self) -> None:
+        s, fw, p1 = self, self.fw, self.p1
+        fm, pm = fw.mark(), p1.rec.mark()
+        for n, uid in enumerate((20, 21)):
+            m = fw.mark()
+            s.note(f"message uid {uid} from com.apple.MobileSMS")
+            await s.notify(p1, uid=uid, category="social", app="com.apple.MobileSMS",
+                           title="Alice", message=f"Message {n + 1}", date="20260101T121000")
+            attrs = await fw.wait(10, m, "attributes", uid=uid)
+            check(attrs.get("AppIdentifier") == "com.apple.MobileSMS", f"attributes {attrs}")
+            check(set(attrs) - {"t_ms", "kind", "uid"} == {"AppIdentifier"},
+                  f"fetched more than the rule needs: {attrs}")
+            s.note("the rule's LED (led-call) lights")
+            await s.wait_line("led-call", 1, 4)
+            await s.wait_line("led-call", 0, 4)
+        check(not fw.since(fm, "gpio", line="vibration", value=1),
+              "vibration ran: the rule replaces Social's tap")
+        check(len(fw.since(fm, "gpio", line="led-call", value=1)) == 2, "wanted one led-call flash per message")
+        writes = p1.cp_writes(pm)
+        check(writes == ["001400000000", "001500000000"],
+              f"Control Point writes {writes}, wanted exactly Get Notification Attributes "
+              f"(AppIdentifier) once per message: ['001400000000', '001500000000']")
+        check(not any(w.startswith("01") for w in writes), "asked for app attributes")
+
+    async def case_reconnect(self) -> None:
+        s, fw, p1 = self, self.fw, self.p1
+        fm = fw.mark()
+        await s.disconnect(p1)
+        await fw.wait(10, fm, "session", state="ended")
+        s.note("the firmware advertises again; the phone finds it")
+        pm = await s.connect(p1)
+        check(p1.since(pm, "advertisement"), "no advertisement after the disconnection")
+        check(p1.since(pm, "encrypting_with_bond"), "the phone did not use its bond")
+        await fw.wait(20, fm, "session", state="subscribed")
+        await fw.wait(5, fm, "reconnected")
+        await fw.wait(5, fm, "session", state="secured")  # the phone encrypted by itself
+        await p1.step(do="wait_subscribed", timeout=10)
+        check(not fw.since(fm, "pairing", state="consent-requested"), "asked for consent again")
+        check(not p1.since(pm, "paired"), "paired again")
+        m = fw.mark()
+        await s.notify(p1, uid=40, category="email", app="com.apple.mobilemail", title="Carol",
+                       message="After the reconnection", date="20260101T122000")
+        await fw.wait(10, m, "notification", event="added", uid=40)
+
+    async def case_restart(self) -> None:
+        s, fw, p1 = self, self.fw, self.p1
+        fm, pm = fw.mark(), p1.rec.mark()
+        s.note("the unread indicator (led-notify) is on before the stop")
+        await s.wait_line("led-notify", 1, 4)
+        lit = [n for n in ("led-notify", "led-call", "vibration") if s.gpio.value(n)]
+        with open(fw.bonds_path, "rb") as f:
+            bonds_before = f.read()
+        s.note("SIGTERM")
+        rc = await fw.stop(10)
+        check(rc == 0, f"firmware exit code {rc} after SIGTERM, wanted 0")
+        check(fw.since(fm, "session", state="stopping", reason="SIGTERM"), "no 'stopping' event")
+        final = {}
+        for e in fw.since(0, "gpio"):
+            final[e["line"]] = e["value"]
+        check(all(v == 0 for v in final.values()), f"outputs at exit: {final}")
+        for n in lit:
+            stop_at = fw.since(fm, "session", state="stopping")[0]["t_ms"]
+            check([e for e in fw.since(fm, "gpio", line=n, value=0) if e["t_ms"] >= stop_at],
+                  f"{n} was not turned off at the stop")
+        check(all(s.gpio.value(n) == 0 for n in ("led-notify", "led-call", "vibration")),
+              "an output reads 1 after the exit")
+        s.note("the link drops")
+        try:
+            await p1.wait(15, pm, "disconnected")
+        except CaseFailed:
+            log.info("  . link still up 15 s after the exit; the new firmware's power-off drops it")
+        s.note("start the firmware again with the same state directory")
+        await fw.start()
+        await fw.wait(30, 0, "session", state="advertising")
+        check("loaded 1 bonded phone(s)" in fw.log_text(), "the bond was not loaded from the state file")
+        check(not fw.since(0, "pairing", state="on"), "pairing mode although a bond is stored")
+        if p1.connected:
+            await p1.wait(15, pm, "disconnected")
+        s.note("the phone reconnects and waits for the wearable to ask for security")
+        cm = await s.connect(p1, encrypt_if_bonded=False)
+        await fw.wait(30, 0, "session", state="subscribed")
+        check(fw.since(0, "session", state="secured"), "no 'secured' event")
+        check(p1.since(cm, "security_request", bonded=True), "the phone got no Security Request")
+        check(not p1.since(cm, "paired"), "paired again after the restart")
+        check(not fw.since(0, "pairing", state="consent-requested"), "asked for consent after the restart")
+        with open(fw.bonds_path, "rb") as f:
+            check(f.read() == bonds_before, "the bond file changed")
+
+    async def case_refused(self) -> None:
+        s, fw, p1, p2 = self, self.fw, self.p1, self.p2
+        fm = fw.mark()
+        with open(fw.bonds_path, "rb") as f:
+            bonds_before = f.read()
+        await s.disconnect(p1)
+        await fw.wait(10, fm, "session", state="ended")
+        s.note("long press of both buttons: pairing mode")
+        await s.gpio.hold(["accept", "reject"], 1500)
+        await fw.wait(5, fm, "pairing", state="on", reason="buttons")
+        pm = await s.connect(p2)
+        await fw.wait(30, fm, "pairing", state="consent-requested")
+        asked = time.monotonic()
+        s.note("no press: the consent window passes")
+        await fw.wait(self.args.consent_ms / 1000 + 10, fm, "pairing", state="refused", reason="timeout")
+        waited = time.monotonic() - asked
+        check(waited >= self.args.consent_ms / 1000 - 0.5,
+              f"refused after {waited:.1f} s, before the {self.args.consent_ms} ms window")
+        await p2.wait(15, pm, "pairing_failed")
+        check(not p2.since(pm, "paired"), "the new phone paired")
+        check(not fw.since(fm, "pairing", state="bonded"), "a bond was stored")
+        check(not fw.since(fm, "session", state="subscribed"), "a session with the unpaired phone")
+        check(not fw.since(fm, "session", state="secured"), "the refused phone was reported 'secured'")
+        with open(fw.bonds_path, "rb") as f:
+            check(f.read() == bonds_before, "the bond file changed")
+        s.note("the wearable drops the refused phone")
+        await p2.wait(20, pm, "disconnected")
+        await fw.wait(5, fm, "session", state="ended")
+        check(not fw.since(fm, "session", state="secured"), "the refused phone was reported 'secured'")
+
+    async def case_service_changed(self) -> None:
+        s, fw, p1 = self, self.fw, self.p1
+        fm = fw.mark()
+        await s.connect(p1)
+        await fw.wait(20, fm, "session", state="subscribed")
+        await p1.step(do="wait_subscribed", timeout=10)
+        m = fw.mark()
+        s.note("the phone removes ANCS (Service Changed)")
+        await p1.step(do="remove_ancs")
+        await fw.wait(10, m, "session", state="ended", reason="service-changed")
+        await fw.wait(10, m, "session", state="ancs-absent")
+        s.note("the phone adds ANCS again (Service Changed)")
+        m2 = fw.mark()
+        await p1.step(do="add_ancs")
+        await fw.wait(15, m2, "session", state="subscribed")
+        await p1.step(do="wait_subscribed", timeout=10)
+        m3 = fw.mark()
+        await s.notify(p1, uid=50, category="email", app="com.apple.mobilemail", title="Dave",
+                       message="After Service Changed", date="20260101T123000")
+        await fw.wait(10, m3, "notification", event="added", uid=50)
+
+    async def scan(self, p: PhoneHandle, seconds: float) -> dict:
+        m = p.rec.mark()
+        await p.step(do="scan", seconds=seconds)
+        return p.since(m, "scan_result")[0]
+
+    async def case_cadence(self) -> None:
+        """Fast advertising for 30 s after start or a disconnection, then
+        slow; none while the phone is connected."""
+        s, fw, p1, p2 = self, self.fw, self.p1, self.p2
+        fast_ms = 30_000
+        if not p1.connected:
+            fm = fw.mark()
+            await s.connect(p1)
+            await fw.wait(20, fm, "session", state="subscribed")
+        phase_start = max([e["t_ms"] for e in fw.since(0, "session", state="ended")]
+                          + [e["t_ms"] for e in fw.since(0, "session", state="advertising")])
+        wait = (phase_start + fast_ms + 2_000) / 1000 - fw.uptime()
+        s.note(f"the phone stays connected past the fast phase ({max(wait, 0):.0f} s)")
+        if wait > 0:
+            await asyncio.sleep(wait)
+        r = await s.scan(p2, 3)
+        check(r["count"] == 0, f"advertising while the phone is connected: {r}")
+        s.note("the phone leaves: fast advertising")
+        fm = fw.mark()
+        await s.disconnect(p1)
+        left = (await fw.wait(10, fm, "session", state="ended"))["t_ms"]
+        r = await s.scan(p2, 3)
+        check(r["count"] >= 5 and r["median_gap_ms"] < 100, f"not fast after the disconnection: {r}")
+        wait = (left + fast_ms + 2_000) / 1000 - fw.uptime()
+        s.note(f"after 30 s: slow advertising ({max(wait, 0):.0f} s)")
+        if wait > 0:
+            await asyncio.sleep(wait)
+        r = await s.scan(p2, 4)
+        check(r["count"] >= 2 and 300 <= r["median_gap_ms"] <= 1000,
+              f"not slow (417.5 ms) 30 s after the disconnection: {r}")
+        fm = fw.mark()
+        await s.connect(p1)
+        await fw.wait(20, fm, "session", state="subscribed")
+
+    async def case_controller_gone(self) -> None:
+        """hci0 goes away and comes back (a controller reset, a USB dongle
+        replugged): the firmware waits, sets it up again with the stored
+        bond, and the phone reconnects without pairing."""
+        s, fw, p1 = self, self.fw, self.p1
+        fm = fw.mark()
+        await s.disconnect(p1)
+        s.note("hci0 goes away")
+        await s.close_vhci()
+        await fw.wait(10, fm, "error", what="controller", detail="gone")
+        await asyncio.sleep(1)
+        check(fw.running, "the firmware exited when the controller went away")
+        s.note("hci0 comes back")
+        await s.open_vhci()
+        await fw.wait(20, fm, "session", state="advertising")
+        pm = await s.connect(p1, encrypt_if_bonded=False)
+        await fw.wait(30, fm, "session", state="subscribed")
+        check(p1.since(pm, "security_request", bonded=True), "the phone got no Security Request")
+        check(not p1.since(pm, "paired"), "paired again")
+        check(not fw.since(fm, "pairing", state="consent-requested"), "asked for consent")
+
+    # -- the whole run ------------------------------------------------------------
+    async def run(self) -> bool:
+        t0 = time.monotonic()
+        await self.start_phones()
+        log.info("phones ready after %.1f s", time.monotonic() - t0)
+        cases = [
+            (1, "cold-start", self.case_cold_start, 120),
+            (2, "incoming-call", self.case_call, 60),
+            (3, "app-rule", self.case_app_rule, 45),
+            (4, "reconnect", self.case_reconnect, 60),
+            (5, "restart", self.case_restart, 90),
+            (6, "pairing-refused", self.case_refused, 75),
+            (7, "service-changed", self.case_service_changed, 60),
+            (8, "advertising-cadence", self.case_cadence, 110),
+            (9, "controller-gone", self.case_controller_gone, 60),
+        ]
+        only = set(int(x) for x in self.args.cases.split(",")) if self.args.cases else None
+        cold_ok = True
+        for number, name, body, timeout in cases:
+            if only and number not in only:
+                continue
+            if not cold_ok:
+                self.skip(number, name, "cold-start failed (no bond, no session)")
+                continue
+            ok = await self.run_case(number, name, body, timeout)
+            if number == 1:
+                cold_ok = ok
+            if not self.fw.running and number not in (5,) and cold_ok:
+                # a later case needs a running firmware: start it again
+                log.info("firmware not running after case %d; starting it again", number)
+                await self.fw.start()
+        rc = await self.fw.stop(10)
+        line = f"INFO shutdown: firmware exit code {rc}"
+        self.summary.write(line + "\n")
+        log.info(line)
+        with open(os.path.join(self.args.out, "results.json"), "w") as f:
+            json.dump(self.results, f, indent=1)
+        await self.transport.close()
+        return all(r["ok"] for r in self.results)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", required=True)
+    p.add_argument("--root", required=True, help="the repository (working directory of the firmware)")
+    p.add_argument("--firmware", required=True, help="the wristlink release binary")
+    p.add_argument("--board", required=True)
+    p.add_argument("--policy", required=True)
+    p.add_argument("--state-dir", required=True, help="a fresh, empty directory")
+    p.add_argument("--sim", required=True, help="/sys/devices/platform/gpio-sim.N/gpiochipM")
+    p.add_argument("--lines", default="led-notify,led-call,vibration,accept,reject",
+                   help="line names in offset order")
+    p.add_argument("--consent-ms", type=int, default=4000)
+    p.add_argument("--cases", default="", help="comma-separated case numbers (default: all)")
+    p.add_argument("--keep", action="store_true", help="keep the artifacts of passed cases too")
+    args = p.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s.%(msecs)03d %(name)s %(message)s", datefmt="%H:%M:%S",
+        handlers=[logging.FileHandler(os.path.join(args.out, "suite.log")),
+                  logging.StreamHandler(sys.stdout)])
+    logging.getLogger("bumble").setLevel(logging.WARNING)
+    logging.getLogger("phone").setLevel(logging.WARNING)
+    return 0 if asyncio.run(Suite(args).run()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
