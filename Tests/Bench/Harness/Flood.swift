@@ -43,9 +43,9 @@ public struct FloodReport: Sendable, CustomStringConvertible {
     public var loopSteps = 0
     public var callSeen = false
     public var callLit = false
-    /// From the call's PDU being sent to the loop's first step that ends
-    /// with its ring playing and led-call on, ms.
-    public var callLitAfterMs = 0.0
+    /// From the call's PDU being sent to the end of the loop's first step
+    /// with its ring playing and led-call on, µs.
+    public var callLitAfterUs = 0.0
     /// Steps, after the call arrived, at which its ring was not present on
     /// led-call and vibration.
     public var stepsWithoutRing = 0
@@ -60,7 +60,7 @@ public struct FloodReport: Sendable, CustomStringConvertible {
             + "seen \(notificationsSeen); drops: table evictions \(tableEvictions), NS dropped \(notificationSourceDropped), "
             + "core events \(coreEventsDropped), link events \(linkEventsDropped), reported drop events \(firmwareDrops), "
             + "patterns refused \(patternsRefused), evicted \(patternsEvicted); RSS \(rssBeforeKiB) -> \(rssAfterKiB) KiB; "
-            + "loop allocations after 1 s: \(loopAllocations) in \(loopSteps) steps; call lit \(callLit) after \(f(callLitAfterMs)) ms, "
+            + "loop allocations after 1 s: \(loopAllocations) in \(loopSteps) steps; call lit \(callLit) \(f(callLitAfterUs)) µs after it was sent, "
             + "steps without its ring \(stepsWithoutRing), ring after flood \(ringAfterFlood)"
     }
 }
@@ -180,7 +180,7 @@ public enum Flood {
                 // means the ring is playing and the line is on.
                 if !report.callLit, rig.runner.platform.lines.levels[ledCall], ringing(rig.runner, callUID, ledCall, vibration) {
                     report.callLit = true
-                    report.callLitAfterMs = Double(now - phone.callSentNs.load(ordering: .acquiring)) / 1e6
+                    report.callLitAfterUs = Double(now - phone.callSentNs.load(ordering: .acquiring)) / 1e3
                 }
                 if !ringing(rig.runner, callUID, ledCall, vibration) { report.stepsWithoutRing += 1 }
             }
@@ -214,4 +214,58 @@ public enum Flood {
     }
 
     static func notificationCount(_ runner: borrowing BenchRunner) -> UInt64 { runner.sink.notifications }
+}
+
+/// The phone on its own thread sending one NS event every `gapMs`
+/// (alternately an incoming call Added and its Removed), stamping each
+/// just after send() returns: the loop meanwhile sleeps in poll, so the
+/// latency includes the kernel waking it (`make bench`, "asleep" figure).
+public final class PacedPhone: @unchecked Sendable {
+    let fd: Int32
+    public let count: Int
+    let gapMs: Int
+    public let sentNs: UnsafeMutablePointer<Int64>
+    private let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
+    private var thread = pthread_t()
+
+    public init(fd: Int32, count: Int, gapMs: Int) {
+        self.fd = fd
+        self.count = count
+        self.gapMs = gapMs
+        sentNs = .allocate(capacity: count)
+        sentNs.initialize(repeating: 0, count: count)
+    }
+
+    deinit {
+        sentNs.deallocate()
+        buffer.deallocate()
+    }
+
+    public func start() {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(&thread, nil, { context in
+            let phone = Unmanaged<PacedPhone>.fromOpaque(context!).takeRetainedValue()
+            phone.run()
+            return nil
+        }, context)
+        precondition(rc == 0, "pthread_create")
+    }
+
+    public func join() { pthread_join(thread, nil) }
+
+    func run() {
+        for k in 0..<count {
+            var ts = timespec(tv_sec: 0, tv_nsec: gapMs * 1_000_000)
+            nanosleep(&ts, nil)
+            let uid = UInt32(0x50_0000 + k / 2)
+            if k % 2 == 0 {
+                Wire.notificationSource(into: buffer, .added, [.positiveAction, .negativeAction], .incomingCall, count: 1, uid: uid)
+            } else {
+                Wire.notificationSource(into: buffer, .removed, [], .incomingCall, count: 0, uid: uid)
+            }
+            let n = Glibc.send(fd, buffer, 11, Int32(MSG_NOSIGNAL))
+            sentNs[k] = Clock.ns()
+            precondition(n == 11, "paced phone: send failed")
+        }
+    }
 }

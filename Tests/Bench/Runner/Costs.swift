@@ -176,7 +176,7 @@ enum CostRun {
     static func run(kind: String, root: String) -> Int32 {
         let config: WearableConfig
         do { config = try benchConfig(root: root) } catch {
-            print("cost: \(error)")
+            note("cost: \(error)")
             return 1
         }
         switch kind {
@@ -204,7 +204,7 @@ enum CostRun {
                     bench.event(.removed, [], .social, count: 0, uid: uid)
                 }
             }
-            print("cost \(kind): \(count) events, sink \(bench.sink)")
+            note("cost \(kind): \(count) events, sink \(bench.sink)")
         case "action":
             var bench = CoreBench(config: config)
             var allocations: UInt64 = 0
@@ -226,7 +226,7 @@ enum CostRun {
                 bench.event(.removed, [], .incomingCall, count: 0, uid: uid)
                 bench.now = bench.now.advanced(byMs: 20)
             }
-            print("cost action: \(count) presses, \(allocations) allocations, sink \(bench.sink)")
+            note("cost action: \(count) presses, \(allocations) allocations, sink \(bench.sink)")
         case "action-time":
             var bench = CoreBench(config: config)
             var samples: [Int64] = []
@@ -247,18 +247,18 @@ enum CostRun {
                 bench.now = bench.now.advanced(byMs: 20)
             }
             samples.sort()
-            print("release processing (core only, hot): p50 \(samples[samples.count / 2]) ns, p99 \(samples[samples.count * 99 / 100]) ns")
+            note("release processing (core only, hot): p50 \(samples[samples.count / 2]) ns, p99 \(samples[samples.count * 99 / 100]) ns")
         case "flood":
             var bench = CoreBench(config: config)
             for k in 0..<2_000 { costFloodEvent(&bench, k) }
             let before = wl_alloc_count()
             for k in 2_000..<(2_000 + count) { costFloodEvent(&bench, k) }
             let allocations = wl_alloc_count() - before
-            print("cost flood: \(count) events, \(allocations) allocations, sink \(bench.sink)")
+            note("cost flood: \(count) events, \(allocations) allocations, sink \(bench.sink)")
         case "loop-step":
             var rig: BenchRig
             do { rig = try BenchRig(config: config) } catch {
-                print("cost: \(error)")
+                note("cost: \(error)")
                 return 1
             }
             if let problem = rig.bringUp() {
@@ -273,12 +273,12 @@ enum CostRun {
                 rig.phone.sendNotification(.removed, [], .incomingCall, count: 0, uid: uid)
                 if measured { costLoopStep(&rig) } else { rig.runner.step(waitingAtMostMs: 0) }
             }
-            print("cost loop-step: \(count) steps, line writes \(rig.runner.platform.lines.writes[1])")
+            note("cost loop-step: \(count) steps, line writes \(rig.runner.platform.lines.writes[1])")
         case "ds-mtu23", "ds-mtu185":
             var bench = ReassemblyBench(payload: kind == "ds-mtu23" ? 20 : 182)
             for _ in 0..<100 { bench.feedOne() }
             for _ in 0..<count { costResponse(&bench) }
-            print("cost \(kind): \(count) responses of \(bench.bytes) bytes, completed \(bench.completed)")
+            note("cost \(kind): \(count) responses of \(bench.bytes) bytes, completed \(bench.completed)")
         default:
             print("unknown cost kind \(kind)")
             return 2
@@ -287,3 +287,10 @@ enum CostRun {
     }
 }
 
+
+/// A line on stderr: the main run starts these workloads under valgrind
+/// with stderr to /dev/null, so they do not clutter the figures.
+func note(_ text: String) {
+    let line = text + "\n"
+    _ = line.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, line.utf8.count) }
+}

@@ -162,6 +162,33 @@ struct Bench {
         say("rss_kib: start \(figures.rssStart), after 100k \(figures.rssAfter100k) | method: VmRSS from /proc/self/status after bring-up (sample arrays already touched), and after the \(2 * warmUp) warm-up + \(2 * pairs) measured NS events above")
     }
 
+    /// The same latency with the loop asleep in poll when the PDU arrives
+    /// (a phone thread sends every 10 ms): includes the kernel waking the
+    /// process and the cold caches after a sleep, which the back-to-back
+    /// figure above does not.
+    mutating func notificationLatencyAsleep(_ rig: inout BenchRig) {
+        let ledCall = config.board.outputIndex(named: "led-call")!
+        let count = 1_000
+        let phone = PacedPhone(fd: rig.phone.fd, count: count, gapMs: 10)
+        var written = [Int64](repeating: 0, count: count)
+        var k = 0
+        rig.runner.platform.lines.clearMarks()
+        phone.start()
+        while k < count {
+            rig.runner.step(waitingAtMostMs: 1_000)
+            if rig.runner.platform.lines.firstWriteNs != 0 {
+                written[k] = rig.runner.platform.lines.firstWriteNs
+                rig.runner.platform.lines.clearMarks()
+                k += 1
+            }
+        }
+        phone.join()
+        precondition(!rig.runner.platform.lines.levels[ledCall], "led-call left on")
+        let samples = (0..<count).map { written[$0] - phone.sentNs[$0] }
+        let asleep = Percentiles(ns: samples)
+        say("  (loop asleep in poll when the PDU arrives, a phone thread sending every 10 ms, Added and Removed alternating: \(asleep.text); includes the kernel waking the loop and cold caches)")
+    }
+
     // MARK: Button to Control Point
 
     mutating func buttonLatency(_ rig: inout BenchRig) {

@@ -45,6 +45,7 @@ do {
     do { rig = try BenchRig(config: bench.config) } catch { fail("\(error)") }
     if let problem = rig.bringUp() { fail(problem) }
     bench.notificationLatency(&rig)
+    bench.notificationLatencyAsleep(&rig)
     bench.buttonLatency(&rig)
     bench.patternWakeups(&rig, seconds: 6)
     bench.idleWakeups(&rig)
