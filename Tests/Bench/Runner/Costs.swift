@@ -12,6 +12,8 @@
 //   event (Added call or Removed, alternating), the platform's user-space
 //   work included (poll table, recv/send wrappers, clock reads); the kernel's
 //   work is not counted by callgrind.
+// - button-step: the same function, for the Runner.step() that takes a due
+//   release edge and writes the Perform Notification Action request.
 // - wl_cost_ds_response: one realistic attribute response fed to the
 //   `DataSourceReassembler` in MTU-sized fragments; divided by its bytes.
 
@@ -169,6 +171,7 @@ func costResponse(_ bench: inout ReassemblyBench) {
 
 enum CostRun {
     static let count = 2_000
+    static let buttonRounds = 200
 
     /// Runs under callgrind: warm-up outside the measured functions' names
     /// is impossible (every call is counted), so warm-up calls go through a
@@ -255,6 +258,37 @@ enum CostRun {
             for k in 2_000..<(2_000 + count) { costFloodEvent(&bench, k) }
             let allocations = wl_alloc_count() - before
             note("cost flood: \(count) events, \(allocations) allocations, sink \(bench.sink)")
+        case "button-step":
+            var rig: BenchRig
+            do { rig = try BenchRig(config: config) } catch {
+                note("cost: \(error)")
+                return 1
+            }
+            if let problem = rig.bringUp() {
+                note(problem)
+                return 1
+            }
+            let rounds = buttonRounds
+            var uid: UInt32 = 1
+            rig.phone.sendNotification(.added, callFlags, .incomingCall, count: 1, uid: uid)
+            _ = rig.run { $0.platform.lines.levels[1] }
+            for round in 0..<rounds {
+                let pressAt = rig.runner.platform.now()
+                rig.runner.platform.lines.inject(button: round % 2, pressed: true, due: pressAt)
+                rig.runner.platform.lines.inject(button: round % 2, pressed: false, due: pressAt.advanced(byMs: 20))
+                rig.runner.step(waitingAtMostMs: 0)
+                while rig.runner.platform.now() < pressAt.advanced(byMs: 21) { usleep(1_000) }
+                let sends = rig.runner.platform.link.sends
+                costLoopStep(&rig)  // toggled: the step that takes the release and writes
+                precondition(rig.runner.platform.link.sends == sends + 1, "the release step did not write")
+                _ = rig.phone.receiveLength()
+                rig.phone.send(count: 1) { $0[0] = 0x13 }
+                rig.phone.sendNotification(.removed, [], .incomingCall, count: 0, uid: uid)
+                uid += 1
+                rig.phone.sendNotification(.added, callFlags, .incomingCall, count: 1, uid: uid)
+                _ = rig.run { $0.core.phone.session.table.record(uid: uid) != nil }
+            }
+            note("cost button-step: \(rounds) release steps")
         case "loop-step":
             var rig: BenchRig
             do { rig = try BenchRig(config: config) } catch {

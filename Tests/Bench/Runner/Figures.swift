@@ -412,13 +412,14 @@ struct Bench {
         let removed = cost("ns-removed", "wl_cost_ns_event").map { $0 / n }
         let social = cost("ns-added-social", "wl_cost_ns_event").map { $0 / n }
         let step = cost("loop-step", "wl_cost_loop_step").map { $0 / n }
+        let buttonStep = cost("button-step", "wl_cost_loop_step").map { $0 / Double(CostRun.buttonRounds) }
         let bytes = Double(Wire.attributesResponse(uid: 7, Wire.realisticTuples()).count)
         let ds23 = cost("ds-mtu23", "wl_cost_ds_response").map { $0 / n / bytes }
         let ds185 = cost("ds-mtu185", "wl_cost_ds_response").map { $0 / n / bytes }
         figures.instructionsPerNSEvent = call ?? 0
         figures.instructionsPerDSByte = ds23 ?? 0
         func s(_ v: Double?, _ p: Int = 0) -> String { v.map { fmt($0, p) } ?? "?" }
-        say("instructions.per_ns_event: \(s(call)) | method: callgrind (valgrind \(valgrindVersion(valgrind))), instructions inside wl_cost_ns_event / \(CostRun.count): an NS Added (IncomingCall) through WearableCore on a virtual clock: ATT and NS decoding, table, policy, ring started on two outputs, events and level changes drained as Runner.settle does; Removed \(s(removed)), Added Social (two patterns + unread) \(s(social)); the whole Runner.step() on LinuxPlatform for one event, user space only: \(s(step))")
+        say("instructions.per_ns_event: \(s(call)) | method: callgrind (valgrind \(valgrindVersion(valgrind))), instructions inside wl_cost_ns_event / \(CostRun.count): an NS Added (IncomingCall) through WearableCore on a virtual clock: ATT and NS decoding, table, policy, ring started on two outputs, events and level changes drained as Runner.settle does; Removed \(s(removed)), Added Social (two patterns + unread) \(s(social)); the whole Runner.step() on LinuxPlatform for one event, user space only: \(s(step)); the step that takes a button's release edge and writes Perform Notification Action: \(s(buttonStep))")
         say("instructions.per_ds_byte: \(s(ds23, 2)) | method: callgrind, instructions inside wl_cost_ds_response / (\(CostRun.count) × \(Int(bytes)) bytes): expect() + a realistic response in 20-byte fragments (MTU 23); 182-byte fragments (MTU 185): \(s(ds185, 2))")
     }
 
