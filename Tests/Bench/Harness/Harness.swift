@@ -116,10 +116,12 @@ public struct TimedLink: ~Copyable, LinkBackend {
     public mutating func disconnect() { inner.disconnect() }
 }
 
-/// Counts what the firmware reports and keeps the last few events for
-/// failure messages (the events stream and the log are not part of the
-/// measured path).
+/// Counts what the firmware reports and discards it (the events stream and
+/// the log are not part of the measured path). With `keepsRecent` it also
+/// keeps the last events for failure messages (off when measuring: copying
+/// each event is work the firmware's own path does not do).
 public struct CountingSink: ~Copyable, EventSink {
+    public var keepsRecent = false
     public private(set) var recent = RingBuffer<FirmwareEvent>(capacity: 16, policy: .dropOldest)
     public private(set) var events: UInt64 = 0
     public private(set) var notifications: UInt64 = 0
@@ -134,7 +136,7 @@ public struct CountingSink: ~Copyable, EventSink {
 
     public mutating func record(_ event: FirmwareEvent, core: borrowing WearableCore, now: Instant) {
         events &+= 1
-        recent.push(event)
+        if keepsRecent { recent.push(event) }
         switch event {
         case .link(.notification): notifications &+= 1
         case .link(.drop): drops &+= 1
