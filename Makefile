@@ -11,7 +11,7 @@ FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-even
 
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
-.PHONY: all deps build test test-unit test-vm vm-setup embedded-check run fuzz fuzz-build clean install soak pi pi-deps pi-build pi-test pi-measure
+.PHONY: all deps build test test-unit test-vm vm-setup embedded-check run fuzz fuzz-build clean install soak pi pi-deps pi-build pi-test pi-measure bench
 
 all: build
 
@@ -110,3 +110,14 @@ SOAK_SECONDS ?= 600
 soak: deps
 	WRISTLINK_SIM_SECONDS=$(SOAK_SECONDS) WRISTLINK_SIM_FIRST_SEED=$(or $(SEED),$(shell date +%s)) \
 		$(SWIFT) test -c release --filter SimulationTests/randomPhones
+
+# The figures of docs/performance.md in one run (release build, under 5
+# minutes, about 3 of them real time: 60 s idle, 2,000 button presses 20 ms
+# apart, the 10 s flood): each printed with its method, and written to
+# .build/bench.json. Not part of `make test`: it asserts nothing about time.
+# Instruction counts need valgrind (callgrind); strip (binutils) makes the
+# copy valgrind 3.19 can read.
+bench: deps
+	@scripts/ensure-packages valgrind
+	$(SWIFT) build -c release
+	.build/release/wristlink-bench --root . --json .build/bench.json

@@ -5,7 +5,14 @@ import PackageDescription
 
 // The core modules use only the standard library so they also build with
 // Embedded Swift; `Lifetimes` lets fixed buffers hand out `Span`s.
-let core: [SwiftSetting] = [.enableExperimentalFeature("Lifetimes")]
+// Release builds optimise across modules: without it the generic containers
+// of `Bounded` (RingBuffer, FixedArray) run unspecialised from every other
+// module, through value witnesses and metadata look-ups (a Notification
+// Source event cost ~9,400 instructions instead of ~7,100; docs/performance.md).
+let core: [SwiftSetting] = [
+    .enableExperimentalFeature("Lifetimes"),
+    .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
+]
 
 var targets: [Target] = [
     .target(name: "Bounded", swiftSettings: core),
@@ -35,6 +42,17 @@ var targets: [Target] = [
     .executableTarget(name: "wristlink-pi", dependencies: ["App", "PlatformLinux"], swiftSettings: core),
 
     .target(name: "AllocCounter", path: "Tests/Support/AllocCounter"),
+    // `make bench`: the harness (the firmware on the real loop with a scripted
+    // phone and time-stamping backends; shared with the flood test) and the
+    // figures executable. Neither is linked into `wristlink`.
+    .target(
+        name: "BenchSupport",
+        dependencies: ["Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Bounded", "CBlueZ", "AllocCounter"],
+        path: "Tests/Bench/Harness", swiftSettings: core),
+    .executableTarget(
+        name: "wristlink-bench",
+        dependencies: ["BenchSupport", "Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Feedback", "Bounded", "AllocCounter"],
+        path: "Tests/Bench/Runner", swiftSettings: core),
     .target(name: "TestSupport", dependencies: ["AllocCounter", "Bounded"], path: "Tests/Support/TestSupport", swiftSettings: core),
     .testTarget(name: "BoundedTests", dependencies: ["TestSupport", "Bounded", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ANCSTests", dependencies: ["TestSupport", "ANCS", "AllocCounter"], swiftSettings: core),
@@ -42,7 +60,10 @@ var targets: [Target] = [
     .testTarget(name: "GATTTests", dependencies: ["TestSupport", "ATT", "GATT"], swiftSettings: core),
     .testTarget(
         name: "FirmwareTests",
-        dependencies: ["TestSupport", "Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Mgmt", "Config", "Feedback", "Bounded", "AllocCounter"],
+        dependencies: [
+            "TestSupport", "Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Mgmt", "Config", "Feedback", "Bounded", "AllocCounter",
+            "BenchSupport",
+        ],
         swiftSettings: core),
     .testTarget(name: "FeedbackTests", dependencies: ["TestSupport", "Feedback", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "MgmtTests", dependencies: ["TestSupport", "Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),

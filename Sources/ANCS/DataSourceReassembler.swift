@@ -83,6 +83,13 @@ public struct DataSourceReassembler: ~Copyable {
     private let arena: UnsafeMutablePointer<UInt8>
     private var slots: InlineArray<9, Slot>
     public private(set) var expectation: Expectation = .none
+    /// `expectation` taken apart once in `expect`: the per-byte path reads
+    /// these instead of matching on `expectation`, which copied its inline
+    /// 128-byte app identifier at every header byte and tuple.
+    private enum Awaiting { case none, notification, app }
+    private var awaiting = Awaiting.none
+    private var expectedUID: UInt32 = 0
+    private var expectedApp = AppIdentifier()
     private var phase: Phase = .idle
     private var uidSoFar: UInt32 = 0
     private var currentSlot = DataSourceReassembler.noSlot
@@ -131,14 +138,19 @@ public struct DataSourceReassembler: ~Copyable {
         self.expectation = expectation
         switch expectation {
         case .none:
+            awaiting = .none
             requestedSlots = 0
             phase = .idle
-        case .notificationAttributes(_, let attributes):
+        case .notificationAttributes(let uid, let attributes):
             precondition(!attributes.isEmpty, "a request asks for at least one attribute")
+            awaiting = .notification
+            expectedUID = uid
             requestedSlots = UInt16(attributes.rawValue)
             phase = .commandID
-        case .appAttributes(_, let attributes):
+        case .appAttributes(let appIdentifier, let attributes):
             precondition(!attributes.isEmpty, "a request asks for at least one attribute")
+            awaiting = .app
+            expectedApp = appIdentifier
             requestedSlots = attributes.contains(.displayName) ? 1 << Self.displayNameSlot : 0
             phase = .commandID
         }
@@ -195,6 +207,14 @@ public struct DataSourceReassembler: ~Copyable {
                     phase = .value(remaining: remaining - available)
                 }
                 continue
+            case .attributeID where total - i >= 3:
+                // The whole tuple header is in this fragment (the common
+                // case): taken at once rather than a state per byte.
+                startTuple(attributeID: bytes[i])
+                let declared = Int(bytes[i + 1]) | Int(bytes[i + 2]) << 8
+                i += 3
+                if tupleLength(declared) { return completed(trailing: total - i) }
+                continue
             default:
                 break
             }
@@ -202,10 +222,10 @@ public struct DataSourceReassembler: ~Copyable {
             i += 1
             switch phase {
             case .commandID:
-                switch expectation {
-                case .notificationAttributes where byte == CommandID.getNotificationAttributes.rawValue:
+                switch awaiting {
+                case .notification where byte == CommandID.getNotificationAttributes.rawValue:
                     phase = .uid(bytesRead: 0)
-                case .appAttributes where byte == CommandID.getAppAttributes.rawValue:
+                case .app where byte == CommandID.getAppAttributes.rawValue:
                     phase = .appIdentifier(bytesRead: 0)
                 default:
                     return drop(total, .unexpectedCommandID(byte))
@@ -215,40 +235,30 @@ public struct DataSourceReassembler: ~Copyable {
                 if read < 3 {
                     phase = .uid(bytesRead: read + 1)
                 } else {
-                    guard case .notificationAttributes(let uid, _) = expectation, uid == uidSoFar else {
+                    guard awaiting == .notification, expectedUID == uidSoFar else {
                         return drop(total, .uidMismatch)
                     }
                     phase = .attributeID
                 }
             case .appIdentifier(let read):
-                guard case .appAttributes(let appIdentifier, _) = expectation else { return drop(total, .appIdentifierMismatch) }
+                guard awaiting == .app else { return drop(total, .appIdentifierMismatch) }
                 if byte == 0 {
-                    guard read == appIdentifier.count else { return drop(total, .appIdentifierMismatch) }
+                    guard read == expectedApp.count else { return drop(total, .appIdentifierMismatch) }
                     phase = .attributeID
                 } else {
-                    guard read < appIdentifier.count, appIdentifier[read] == byte else {
+                    guard read < expectedApp.count, expectedApp[read] == byte else {
                         return drop(total, .appIdentifierMismatch)
                     }
                     phase = .appIdentifier(bytesRead: read + 1)
                 }
             case .attributeID:
-                currentSlot = slotFor(attributeID: byte)
-                if currentSlot == Self.noSlot { skippedTupleCount &+= 1 }
+                startTuple(attributeID: byte)
                 phase = .lengthLow
             case .lengthLow:
                 lengthLowByte = byte
                 phase = .lengthHigh
             case .lengthHigh:
-                let declared = Int(lengthLowByte) | Int(byte) << 8
-                if currentSlot != Self.noSlot {
-                    slots[currentSlot].declaredCount = declared
-                    slots[currentSlot].storedCount = 0
-                }
-                if declared == 0 {
-                    if finishTuple() { return completed(trailing: total - i) }
-                } else {
-                    phase = .value(remaining: declared)
-                }
+                if tupleLength(Int(lengthLowByte) | Int(byte) << 8) { return completed(trailing: total - i) }
             case .idle, .complete, .value:
                 preconditionFailure("handled above")
             }
@@ -256,11 +266,28 @@ public struct DataSourceReassembler: ~Copyable {
         return .needMore
     }
 
+    private mutating func startTuple(attributeID: UInt8) {
+        currentSlot = slotFor(attributeID: attributeID)
+        if currentSlot == Self.noSlot { skippedTupleCount &+= 1 }
+    }
+
+    /// The current tuple's declared length is known; true when that
+    /// completed the response (an empty last value).
+    private mutating func tupleLength(_ declared: Int) -> Bool {
+        if currentSlot != Self.noSlot {
+            slots[currentSlot].declaredCount = declared
+            slots[currentSlot].storedCount = 0
+        }
+        if declared == 0 { return finishTuple() }
+        phase = .value(remaining: declared)
+        return false
+    }
+
     private func slotFor(attributeID: UInt8) -> Int {
         let slot: Int
-        switch expectation {
-        case .notificationAttributes: slot = attributeID < 8 ? Int(attributeID) : Self.noSlot
-        case .appAttributes: slot = attributeID == AppAttributeID.displayName.rawValue ? Self.displayNameSlot : Self.noSlot
+        switch awaiting {
+        case .notification: slot = attributeID < 8 ? Int(attributeID) : Self.noSlot
+        case .app: slot = attributeID == AppAttributeID.displayName.rawValue ? Self.displayNameSlot : Self.noSlot
         case .none: slot = Self.noSlot
         }
         guard slot != Self.noSlot else { return slot }
@@ -302,13 +329,13 @@ public struct DataSourceReassembler: ~Copyable {
     // MARK: Values of the last response
 
     private func slotIndex(_ id: NotificationAttributeID) -> Int? {
-        guard case .notificationAttributes = expectation else { return nil }
+        guard awaiting == .notification else { return nil }
         let slot = Int(id.rawValue)
         return receivedSlots & (1 << UInt16(slot)) != 0 ? slot : nil
     }
 
     private func displayNameSlotIndex() -> Int? {
-        guard case .appAttributes = expectation else { return nil }
+        guard awaiting == .app else { return nil }
         return receivedSlots & (1 << UInt16(Self.displayNameSlot)) != 0 ? Self.displayNameSlot : nil
     }
 

@@ -168,11 +168,16 @@ public struct Session: ~Copyable {
 
     /// Commands waiting (not counting the one in flight).
     public var queuedCount: Int { actions.count + fetches.count }
-    public var hasCommandInFlight: Bool { inFlight != nil }
+    /// (`if case`, not `!= nil`: comparing the ~150-byte optional with nil
+    /// copied it, and this is asked on every loop step.)
+    public var hasCommandInFlight: Bool {
+        if case .none = inFlight { return false }
+        return true
+    }
     /// The command in flight, if any.
     public var commandInFlight: ControlPointCommand? { inFlight?.pending.command }
     /// True when a command is waiting and none is in flight.
-    public var canSend: Bool { isActive && inFlight == nil && queuedCount > 0 }
+    public var canSend: Bool { isActive && queuedCount > 0 && !hasCommandInFlight }
 
     /// A value of the last completed notification-attributes response
     /// (empty when missing), valid until the next command is sent.

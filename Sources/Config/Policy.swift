@@ -43,27 +43,34 @@ public struct NamedPattern: Equatable, Sendable {
 public struct Alert: Equatable, Sendable {
     public static let defaultPriority: UInt8 = 1
 
-    public var outputs: [OutputPattern]
+    public var outputs: [OutputPattern] {
+        didSet { importantOutputs = Self.merge(outputs, important) }
+    }
     /// For an Important notification: replaces the pattern on these outputs
     /// (outputs not listed keep `outputs`' pattern).
-    public var important: [OutputPattern]
+    public var important: [OutputPattern] {
+        didSet { importantOutputs = Self.merge(outputs, important) }
+    }
     /// Higher pre-empts lower on the same output (`PatternPlayer`).
     public var priority: UInt8
     /// The patterns play until the notification is removed (an incoming
     /// call rings until answered, declined or missed); otherwise they play
     /// out by themselves.
     public var untilRemoved: Bool
+    /// `outputs` with `important`'s replacements applied (and its extra
+    /// outputs added). Stored, not computed on each Important notification:
+    /// building it allocated an array at every one, in the steady state.
+    public private(set) var importantOutputs: [OutputPattern]
 
     public init(outputs: [OutputPattern], important: [OutputPattern] = [], priority: UInt8 = Alert.defaultPriority, untilRemoved: Bool = false) {
         self.outputs = outputs
         self.important = important
         self.priority = priority
         self.untilRemoved = untilRemoved
+        importantOutputs = Self.merge(outputs, important)
     }
 
-    /// `outputs` with `important`'s replacements applied (and its extra
-    /// outputs added).
-    public var importantOutputs: [OutputPattern] {
+    private static func merge(_ outputs: [OutputPattern], _ important: [OutputPattern]) -> [OutputPattern] {
         var result = outputs
         for override in important {
             if let i = result.firstIndex(where: { $0.output == override.output }) {

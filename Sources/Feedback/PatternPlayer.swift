@@ -132,6 +132,11 @@ public struct PatternPlayer: ~Copyable {
     private var slots: FixedArray<Slot?>
     private var outputs: FixedArray<Output>
     private var sequence: UInt64 = 0
+    /// The earliest output deadline, recomputed whenever an output's
+    /// deadline changes (`play`, `stop`, `stopAll`, `advance`), so `advance`
+    /// with nothing due and `nextDeadline` cost O(1): the core calls
+    /// `advance` after every input and asks for the deadline every step.
+    private var earliestDeadline: Instant? = nil
     /// The latest instant any call has given; an earlier one is taken as this.
     private var latest = Instant.zero
     public private(set) var counters = PlayerCounters()
@@ -149,10 +154,12 @@ public struct PatternPlayer: ~Copyable {
 
     /// The instant `advance` must next run; nil when no output has anything
     /// left to do (idle: no pattern plays, or every level is steady).
-    public var nextDeadline: Instant? {
+    public var nextDeadline: Instant? { earliestDeadline }
+
+    private mutating func recomputeEarliestDeadline() {
         var deadline: Instant? = nil
         for o in 0..<outputCount { deadline = earliest(deadline, outputs[o].deadline) }
-        return deadline
+        earliestDeadline = deadline
     }
 
     /// The level last reported for `output` (what its line shows).
@@ -217,6 +224,7 @@ public struct PatternPlayer: ~Copyable {
         if changed {
             reconcile(output, at: now)
             outputs[output].deadline = now
+            recomputeEarliestDeadline()
         }
         return outcome
     }
@@ -238,6 +246,7 @@ public struct PatternPlayer: ~Copyable {
             if stoppedHere > 0 {
                 reconcile(o, at: now)
                 outputs[o].deadline = now
+                recomputeEarliestDeadline()
                 stopped += stoppedHere
             }
         }
@@ -251,12 +260,15 @@ public struct PatternPlayer: ~Copyable {
         for o in 0..<outputCount {
             outputs[o].deadline = outputs[o].reported == .on ? latest : nil
         }
+        recomputeEarliestDeadline()
     }
 
     /// Brings every due output to its level at `now` and appends the levels
     /// that changed to `changes`.
     public mutating func advance(now: Instant, into changes: inout RingBuffer<OutputChange>) {
         let now = observe(now)
+        guard let due = earliestDeadline, due <= now else { return }
+        defer { recomputeEarliestDeadline() }
         for o in 0..<outputCount {
             guard let deadline = outputs[o].deadline, deadline <= now else { continue }
             settle(o, now: now)

@@ -458,7 +458,7 @@ public struct PhoneLink: ~Copyable {
     /// Sends queued Control Point commands. Call after reading the events of
     /// an input: a command sent here replaces the last attribute values.
     public mutating func flush(now: Instant) {
-        guard state == .live, controlPointHandle != 0 else { return }
+        guard state == .live, controlPointHandle != 0, session.canSend else { return }
         while let outcome = session.encodeNextCommand(into: &command, maxLength: bearer.mtu - 3) {
             switch outcome {
             case .send:

@@ -107,7 +107,11 @@ public struct WearableCore: ~Copyable {
         var uid: UInt32
         var sequence: UInt64
         var priority: UInt8
-        var choices: InlineArray<8, OutputPattern?>
+        /// The pattern index per output (outputs 0..<8); -1: none. Kept
+        /// small on purpose: `refreshSustained` scans every entry for every
+        /// output after each call event, and an `OutputPattern?` per output
+        /// made each entry ~200 bytes to copy.
+        var patterns: InlineArray<8, Int16>
     }
 
     /// What drives an output's sustained pattern now.
@@ -358,11 +362,11 @@ public struct WearableCore: ~Copyable {
     /// strongest one.
     private mutating func sustain(_ uid: UInt32, _ choices: [OutputPattern], priority: UInt8, silent: Bool, now: Instant) {
         if let i = sustained.firstIndex(where: { $0.uid == uid }) { sustained.remove(at: i) }
-        var entry = Sustained(uid: uid, sequence: sustainSequence, priority: priority, choices: InlineArray(repeating: nil))
+        var entry = Sustained(uid: uid, sequence: sustainSequence, priority: priority, patterns: InlineArray(repeating: -1))
         sustainSequence &+= 1
         for choice in choices where choice.output < 8 && choice.output < board.outputs.count && choice.pattern < policy.patterns.count {
             if silent && motorMask & (1 << UInt64(choice.output)) != 0 { continue }
-            entry.choices[choice.output] = choice
+            entry.patterns[choice.output] = Int16(choice.pattern)
         }
         if sustained.isFull { sustained.remove(at: 0) }
         sustained.append(entry)
@@ -371,14 +375,12 @@ public struct WearableCore: ~Copyable {
 
     private mutating func refreshSustained(now: Instant) {
         for output in 0..<min(8, board.outputs.count) {
-            var best: Sustained? = nil
-            for i in 0..<sustained.count {
-                let entry = sustained[i]
-                guard entry.choices[output] != nil else { continue }
-                if let b = best, (b.priority, b.sequence) > (entry.priority, entry.sequence) { continue }
-                best = entry
+            var best = -1
+            for i in 0..<sustained.count where sustained[i].patterns[output] >= 0 {
+                if best >= 0, (sustained[best].priority, sustained[best].sequence) > (sustained[i].priority, sustained[i].sequence) { continue }
+                best = i
             }
-            let choice = best.flatMap { b in b.choices[output].map { SustainedChoice(pattern: $0.pattern, priority: b.priority) } }
+            let choice = best < 0 ? nil : SustainedChoice(pattern: Int(sustained[best].patterns[output]), priority: sustained[best].priority)
             guard choice != sustainedNow[output] else { continue }
             sustainedNow[output] = choice
             if let choice {
@@ -628,12 +630,15 @@ public struct WearableCore: ~Copyable {
 
     public func level(of output: Int) -> Bool { levels[output] }
 
+    /// The pattern player's refusals and evictions (for figures and tests).
+    public var playerCounters: PlayerCounters { player.counters }
+
     /// Whether notification `uid` is alerting on `output`: its own pattern
     /// is stored there, or it has a lasting alert there and the output's
     /// sustained pattern is playing.
     public func isAlerting(uid: UInt32, output: Int) -> Bool {
         if player.holds(owner: uid, output: output) { return true }
-        guard output < 8, let i = sustained.firstIndex(where: { $0.uid == uid }), sustained[i].choices[output] != nil else { return false }
+        guard output < 8, let i = sustained.firstIndex(where: { $0.uid == uid }), sustained[i].patterns[output] >= 0 else { return false }
         return player.holds(owner: Owner.sustained(output), output: output)
     }
 

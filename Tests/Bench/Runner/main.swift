@@ -1,0 +1,67 @@
+// wristlink-bench: the figures of `make bench` (issue 8), printed one line
+// each with its method, and written to .build/bench.json. Asserts nothing
+// about time. `--cost KIND` runs one deterministic CPU-cost workload (the
+// main run starts it under callgrind; see Costs.swift).
+//
+//   wristlink-bench [--root DIR] [--json PATH] [--idle-seconds N] [--button-rounds N]
+
+import BenchSupport
+import Glibc
+import PlatformLinux
+
+var root = "."
+var jsonPath: String? = nil
+var costKind: String? = nil
+var idleSeconds = 60
+var buttonRounds = 2_000
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = arguments.next() {
+    switch argument {
+    case "--root": root = arguments.next() ?? root
+    case "--json": jsonPath = arguments.next()
+    case "--cost": costKind = arguments.next()
+    case "--idle-seconds": idleSeconds = Int(arguments.next() ?? "") ?? idleSeconds
+    case "--button-rounds": buttonRounds = Int(arguments.next() ?? "") ?? buttonRounds
+    default:
+        print("usage: wristlink-bench [--root DIR] [--json PATH] [--idle-seconds N] [--button-rounds N]")
+        exit(2)
+    }
+}
+Log.level = .error
+
+if let costKind { exit(CostRun.run(kind: costKind, root: root)) }
+
+let started = Clock.ns()
+var bench: Bench
+do {
+    bench = Bench(root: root, config: try benchConfig(root: root), idleSeconds: idleSeconds, buttonRounds: buttonRounds)
+} catch {
+    fail("configuration: \(error)")
+}
+say("wristlink-bench: \(machineDescription())")
+bench.binary()
+do {
+    var rig: BenchRig
+    do { rig = try BenchRig(config: bench.config) } catch { fail("\(error)") }
+    if let problem = rig.bringUp() { fail(problem) }
+    bench.notificationLatency(&rig)
+    bench.notificationLatencyAsleep(&rig)
+    bench.buttonLatency(&rig)
+    bench.patternWakeups(&rig, seconds: 6)
+    bench.idleWakeups(&rig)
+}
+bench.attributeAllocations()
+bench.reassembly()
+bench.instructions(selfPath: ChildProcess.selfPath)
+do {
+    var rig: BenchRig
+    do { rig = try BenchRig(config: bench.config) } catch { fail("\(error)") }
+    if let problem = rig.bringUp() { fail(problem) }
+    bench.flood(&rig)
+}
+let path = jsonPath ?? root + "/.build/bench.json"
+let json = bench.figures.json
+guard let file = fopen(path, "w") else { fail("cannot write \(path)") }
+fputs(json, file)
+fclose(file)
+say("wrote \(path) in \(fmt(Double(Clock.ns() - started) / 1e9)) s")
