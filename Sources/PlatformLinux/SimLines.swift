@@ -80,17 +80,38 @@ public struct SimLines: ~Copyable, LineBackend {
     }
 
     /// `press <button> <ms>`; blank lines and `#` comments are ignored.
-    private mutating func parse(now: Instant) -> InputEvent? {
-        let text = String(decoding: line.toArray(), as: UTF8.self)
+    /// One console line: `press <button> <ms>`; blank lines and `#`
+    /// comments are nothing. Pure, so it can be fuzzed.
+    public enum ConsoleCommand: Equatable {
+        case nothing
+        case press(button: Int, durationMs: Int64)
+        case rejected(what: Name, reason: Name)
+    }
+
+    public static func parseConsole(_ text: String, buttonNames: [String]) -> ConsoleCommand {
         let words = text.split(separator: " ", omittingEmptySubsequences: true)
-        guard let verb = words.first, !verb.hasPrefix("#") else { return nil }
+        guard let verb = words.first, !verb.hasPrefix("#") else { return .nothing }
         guard verb == "press" else { return .rejected(what: "console", reason: "unknown-command") }
         guard words.count == 3 else { return .rejected(what: "press", reason: "usage: press <button> <ms>") }
         guard let button = buttonNames.firstIndex(where: { $0 == words[1] }) else {
             return .rejected(what: "press", reason: "unknown-button")
         }
-        guard let ms = Int64(words[2]), ms >= 1, ms <= Self.maxPressMs else {
+        guard let ms = Int64(words[2]), ms >= 1, ms <= maxPressMs else {
             return .rejected(what: "press", reason: "duration-out-of-range")
+        }
+        return .press(button: button, durationMs: ms)
+    }
+
+    private mutating func parse(now: Instant) -> InputEvent? {
+        let text = String(decoding: line.toArray(), as: UTF8.self)
+        let button: Int
+        let ms: Int64
+        switch Self.parseConsole(text, buttonNames: buttonNames) {
+        case .nothing: return nil
+        case .rejected(let what, let reason): return .rejected(what: what, reason: reason)
+        case .press(let b, let d):
+            button = b
+            ms = d
         }
         guard !held[button] else { return .rejected(what: "press", reason: "already-pressed") }
         guard case .stored = releases.push(Release(button: button, at: now.advanced(byMs: ms))) else {

@@ -7,13 +7,16 @@
 import ANCS
 import ATT
 import Bounded
+import Config
 import Firmware
+import PhoneSim
+import PlatformLinux
 import GATT
 import Glibc
 import Mgmt
 
 enum Target {
-    case notificationSource, dataSource, session, att, phoneLink, mgmtEvent, bondFile, controllerSetup
+    case notificationSource, dataSource, session, att, phoneLink, mgmtEvent, bondFile, controllerSetup, config, console, scenario
 }
 
 nonisolated(unsafe) var selected: Target? = nil
@@ -31,8 +34,11 @@ func target() -> Target {
     case "mgmt-event": t = .mgmtEvent
     case "bond-file": t = .bondFile
     case "controller-setup": t = .controllerSetup
+    case "config": t = .config
+    case "console": t = .console
+    case "scenario": t = .scenario
     default:
-        print("set WRISTLINK_FUZZ_TARGET to one of: notification-source data-source session att phone-link mgmt-event bond-file controller-setup")
+        print("set WRISTLINK_FUZZ_TARGET to one of: notification-source data-source session att phone-link mgmt-event bond-file controller-setup config console scenario")
         exit(2)
     }
     selected = t
@@ -51,6 +57,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case .mgmtEvent: fuzzMgmtEvent(input)
     case .bondFile: fuzzBondFile(input)
     case .controllerSetup: fuzzControllerSetup(input)
+    case .config: fuzzConfig(input)
+    case .console: fuzzConsole(input)
+    case .scenario: fuzzScenario(input)
     }
     return 0
 }
@@ -242,5 +251,70 @@ func fuzzPhoneLink(_ input: Span<UInt8>) {
         precondition(link.session.table.count <= config.session.notificationCapacity)
         precondition(link.session.queuedCount <= config.session.fetchQueueCapacity + config.session.actionQueueCapacity)
         if !link.session.isActive { precondition(link.session.table.count == 0) }
+    }
+}
+
+let fuzzBoard = try! BoardConfig.parse("name sim\nchip sim\noutput led-notify\noutput led-call\noutput vibration\nbutton accept\nbutton reject\n")
+
+/// Board and policy files: any text parses or fails with a line number
+/// inside the file and a message; a board that parses is usable by a policy.
+func fuzzConfig(_ input: Span<UInt8>) {
+    let text = input.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
+    // Lines as the lexer counts them: by newline bytes (a Swift String
+    // split would treat "\r\n" as one character).
+    var lines = 1
+    for i in input.indices where input[i] == 0x0A { lines += 1 }
+    do throws(ConfigError) {
+        let board = try BoardConfig.parse(text)
+        precondition(!board.outputs.isEmpty && !board.buttons.isEmpty)
+        _ = try? PolicyConfig.parse(text, board: board)
+    } catch {
+        precondition(error.line >= 0 && error.line <= lines + 1, "an error line outside the file")
+        precondition(!error.message.isEmpty)
+    }
+    do throws(ConfigError) {
+        let policy = try PolicyConfig.parse(text, board: fuzzBoard)
+        for alert in policy.alerts.compactMap({ $0 }) {
+            for o in alert.outputs + alert.important {
+                precondition(o.output < fuzzBoard.outputs.count && o.pattern < policy.patterns.count)
+            }
+        }
+    } catch {
+        precondition(error.line >= 0 && error.line <= lines + 1)
+    }
+}
+
+/// The firmware's console (`press <button> <ms>`).
+func fuzzConsole(_ input: Span<UInt8>) {
+    let text = input.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
+    switch SimLines.parseConsole(text, buttonNames: ["accept", "reject"]) {
+    case .press(let button, let ms):
+        precondition(button >= 0 && button < 2 && ms >= 1 && ms <= SimLines.maxPressMs)
+    case .nothing, .rejected:
+        break
+    }
+}
+
+/// The phone's scenario language, line by line, and the phone running it.
+func fuzzScenario(_ input: Span<UInt8>) {
+    var start = 0
+    var line = 1
+    for i in 0...input.count where i == input.count || input[i] == 0x0A {
+        _ = try? ScenarioParser.parse(input.extracting(start..<i), lineNumber: line)
+        start = i + 1
+        line += 1
+    }
+    var phone = PhoneCore(config: PhoneConfig())
+    if (try? phone.load(script: input, now: .zero)) != nil {
+        phone.linkUp(now: .zero)
+        var out = ByteBuffer(capacity: 600)
+        var now = Instant.zero
+        for _ in 0..<10 {
+            now = now.advanced(byMs: 2_000)
+            phone.advance(now: now)
+            while phone.popOutgoing(into: &out) {}
+            while phone.nextEvent() != nil {}
+            while phone.nextAction() != nil {}
+        }
     }
 }
