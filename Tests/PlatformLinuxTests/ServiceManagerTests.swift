@@ -1,0 +1,59 @@
+import Bounded
+import Glibc
+import PlatformLinux
+import Testing
+import TestSupport
+
+/// Plays systemd: a datagram socket at $NOTIFY_SOCKET.
+@Suite("systemd notification protocol", .serialized)
+struct ServiceManagerTests {
+    static func listen(_ path: String) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in path.utf8.enumerated() { raw[i] = b }
+        }
+        _ = withUnsafePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return fd
+    }
+
+    static func receive(_ fd: Int32) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let n = buffer.withUnsafeMutableBufferPointer { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        return n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : nil
+    }
+
+    @Test("READY=1 goes to $NOTIFY_SOCKET; with WatchdogSec the loop pings WATCHDOG=1 every half interval")
+    func readyAndWatchdog() {
+        let path = "/tmp/wristlink-notify-\(getpid())"
+        unlink(path)
+        let fd = Self.listen(path)
+        defer { close(fd); unlink(path) }
+        setenv("NOTIFY_SOCKET", path, 1)
+        setenv("WATCHDOG_USEC", "30000000", 1)
+        defer { unsetenv("NOTIFY_SOCKET"); unsetenv("WATCHDOG_USEC") }
+        var manager = ServiceManager(now: Instant(ms: 1_000))
+        #expect(manager.watchdogPingMs == 15_000)
+        manager.notify("READY=1")
+        #expect(Self.receive(fd) == "READY=1")
+        manager.tick(now: Instant(ms: 1_000))
+        #expect(Self.receive(fd) == "WATCHDOG=1")
+        #expect(manager.nextPing == Instant(ms: 16_000))
+        manager.tick(now: Instant(ms: 15_999))
+        #expect(Self.receive(fd) == nil, "not before half the interval")
+        manager.tick(now: Instant(ms: 16_000))
+        #expect(Self.receive(fd) == "WATCHDOG=1")
+    }
+
+    @Test("without $NOTIFY_SOCKET nothing is sent and there is no ping deadline (no tick when idle)")
+    func outsideSystemd() {
+        unsetenv("NOTIFY_SOCKET")
+        let manager = ServiceManager(now: .zero)
+        #expect(manager.watchdogPingMs == 0)
+        #expect(manager.nextPing == nil)
+        manager.notify("READY=1")
+    }
+}
