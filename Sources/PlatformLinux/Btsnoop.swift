@@ -59,7 +59,7 @@ public struct BtsnoopWriter: ~Copyable {
     }
 
     private mutating func writeRecord() {
-        let ok = record.span.withUnsafeBufferPointer { Self.writeAll(fd, $0) }
+        let ok = record.span.withUnsafeBufferPointer { Sys.writeAll(fd, $0) }
         if !ok {
             failed = true
             Log.error("trace: write failed; tracing stopped")
@@ -67,16 +67,6 @@ public struct BtsnoopWriter: ~Copyable {
     }
 
     private func write(_ bytes: borrowing ByteBuffer) {
-        _ = bytes.span.withUnsafeBufferPointer { Self.writeAll(fd, $0) }
-    }
-
-    static func writeAll(_ fd: Int32, _ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
-        var offset = 0
-        while offset < buffer.count {
-            let n = try? Sys.call("write(trace)") { CLinux.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
-            guard let n, n > 0 else { return false }
-            offset += n
-        }
-        return true
+        _ = bytes.span.withUnsafeBufferPointer { Sys.writeAll(fd, $0) }
     }
 }

@@ -65,7 +65,7 @@ public struct ChildProcess: ~Copyable {
     public func send(line: String) -> Bool {
         guard stdin >= 0 else { return false }
         let bytes = Array((line + "\n").utf8)
-        return bytes.withUnsafeBufferPointer { BtsnoopWriter.writeAll(stdin, $0) }
+        return bytes.withUnsafeBufferPointer { Sys.writeAll(stdin, $0) }
     }
 
     public func signal(_ number: Int32) { kill(pid, number) }
@@ -143,7 +143,7 @@ public struct Terminal: ~Copyable {
 
     public func write(_ text: String) {
         let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBufferPointer { BtsnoopWriter.writeAll(1, $0) }
+        _ = bytes.withUnsafeBufferPointer { Sys.writeAll(1, $0) }
     }
 
     /// The terminal's width in columns (80 when unknown).

@@ -67,14 +67,7 @@ public enum Log {
         guard enabled(level) else { return }
         let line = journald ? "<\(level.rawValue)>\(message())\n" : "wristlink: \(level.name): \(message())\n"
         var bytes = line
-        bytes.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = CLinux.write(2, buffer.baseAddress! + offset, buffer.count - offset)
-                if n <= 0 { if n < 0 && wl_errno() == EINTR { continue }; return }
-                offset += n
-            }
-        }
+        bytes.withUTF8 { _ = Sys.writeAll(2, $0) }
     }
 
     /// Writes a line formatted without allocation (`message` has no
@@ -82,12 +75,12 @@ public enum Log {
     public static func write(_ level: LogLevel, bytes message: borrowing ByteBuffer) {
         guard enabled(level) else { return }
         writeStatic(journald ? level.journaldPrefix : level.textPrefix)
-        _ = message.span.withUnsafeBufferPointer { BtsnoopWriter.writeAll(2, $0) }
+        _ = message.span.withUnsafeBufferPointer { Sys.writeAll(2, $0) }
         writeStatic("\n")
     }
 
     private static func writeStatic(_ text: StaticString) {
-        text.withUTF8Buffer { _ = BtsnoopWriter.writeAll(2, $0) }
+        text.withUTF8Buffer { _ = Sys.writeAll(2, $0) }
     }
 
     public static func error(_ m: @autoclosure () -> String) { write(.error, m()) }

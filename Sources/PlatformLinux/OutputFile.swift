@@ -28,7 +28,7 @@ public struct OutputFile: ~Copyable {
     /// Writes the buffer's bytes as they are.
     public mutating func write(_ line: borrowing ByteBuffer) {
         guard !failed else { return }
-        let ok = line.span.withUnsafeBufferPointer { BtsnoopWriter.writeAll(fd, $0) }
+        let ok = line.span.withUnsafeBufferPointer { Sys.writeAll(fd, $0) }
         if !ok {
             failed = true
             Log.error("\(name): write failed; no more events are written there")

@@ -23,7 +23,7 @@ public enum StateFile {
     public static func write(_ path: String, _ contents: borrowing ByteBuffer) throws(SystemError) {
         let temporary = path + ".tmp"
         let fd = try Sys.call32("open(\(temporary))") { wl_open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
-        let written = contents.span.withUnsafeBufferPointer { BtsnoopWriter.writeAll(fd, $0) }
+        let written = contents.span.withUnsafeBufferPointer { Sys.writeAll(fd, $0) }
         let synced = fsync(fd) == 0
         _ = CLinux.close(fd)
         guard written, synced else {

@@ -49,6 +49,19 @@ public enum Sys {
         _ = try call32("fcntl(F_SETFL)") { wl_set_status_flags(fd, flags | O_NONBLOCK) }
     }
 
+    /// Writes all of `buffer` to `fd`, retrying EINTR and short writes;
+    /// false when a write fails or makes no progress. The one write loop for
+    /// the log, the events stream, the trace, the state file and child pipes.
+    public static func writeAll(_ fd: Int32, _ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+        var offset = 0
+        while offset < buffer.count {
+            let n = try? call("write") { CLinux.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
+            guard let n, n > 0 else { return false }
+            offset += n
+        }
+        return true
+    }
+
     /// Monotonic milliseconds.
     public static func monotonicMs() -> Int64 {
         var ts = timespec()
