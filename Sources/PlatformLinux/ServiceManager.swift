@@ -1,0 +1,55 @@
+// systemd's notification protocol (sd_notify without libsystemd): READY=1
+// once advertising, WATCHDOG=1 from the loop every half of WatchdogSec.
+// Datagrams to $NOTIFY_SOCKET; nothing happens when it is unset.
+
+import Bounded
+import CBlueZ
+import CLinux
+
+public struct ServiceManager: ~Copyable {
+    private let fd: Int32
+    private var address = sockaddr_un()
+    private var addressLength: socklen_t = 0
+    /// Half the watchdog interval, or 0 without a watchdog.
+    public let watchdogPingMs: Int64
+    public private(set) var nextPing: Instant? = nil
+
+    public init(now: Instant) {
+        guard let path = ProcessControl.environment("NOTIFY_SOCKET"), !path.isEmpty else {
+            fd = -1
+            watchdogPingMs = 0
+            return
+        }
+        fd = CLinux.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var bytes = Array(path.utf8)
+        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }  // abstract namespace
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        let count = min(bytes.count, capacity - 1)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for i in 0..<count { raw[i] = bytes[i] } }
+        addressLength = socklen_t(MemoryLayout<sa_family_t>.size + count)
+        let usec = ProcessControl.environment("WATCHDOG_USEC").flatMap { Int64($0) } ?? 0
+        watchdogPingMs = usec > 0 ? max(1, usec / 2_000) : 0
+        if watchdogPingMs > 0 { nextPing = now }
+    }
+
+    deinit { if fd >= 0 { _ = CLinux.close(fd) } }
+
+    public func notify(_ message: StaticString) {
+        guard fd >= 0 else { return }
+        var address = self.address
+        let length = addressLength
+        message.withUTF8Buffer { text in
+            _ = withUnsafePointer(to: &address) { p in
+                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, text.baseAddress, text.count, Int32(MSG_NOSIGNAL), $0, length) }
+            }
+        }
+    }
+
+    /// Pings the watchdog if it is due.
+    public mutating func tick(now: Instant) {
+        guard let due = nextPing, now >= due else { return }
+        notify("WATCHDOG=1")
+        nextPing = now.advanced(byMs: watchdogPingMs)
+    }
+}
