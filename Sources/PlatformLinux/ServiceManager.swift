@@ -20,14 +20,15 @@ public struct ServiceManager: ~Copyable {
             watchdogPingMs = 0
             return
         }
+        guard let (address, length) = UnixAddress.make(path, allowAbstract: true) else {
+            Log.warning("NOTIFY_SOCKET does not fit a socket address; systemd is not notified")
+            fd = -1
+            watchdogPingMs = 0
+            return
+        }
         fd = CLinux.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var bytes = Array(path.utf8)
-        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }  // abstract namespace
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        let count = min(bytes.count, capacity - 1)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in for i in 0..<count { raw[i] = bytes[i] } }
-        addressLength = socklen_t(MemoryLayout<sa_family_t>.size + count)
+        self.address = address
+        addressLength = length
         let usec = ProcessControl.environment("WATCHDOG_USEC").flatMap { Int64($0) } ?? 0
         watchdogPingMs = usec > 0 ? max(1, usec / 2_000) : 0
         if watchdogPingMs > 0 { nextPing = now }

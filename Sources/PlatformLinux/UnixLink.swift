@@ -147,17 +147,26 @@ public struct UnixLink: ~Copyable, LinkBackend {
 }
 
 enum UnixAddress {
-    static func with(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws(SystemError) -> Void) throws(SystemError) {
+    /// `path` as a socket address and its length, or nil when it does not
+    /// fit `sun_path`. With `allowAbstract`, a leading "@" names the
+    /// abstract namespace (systemd's NOTIFY_SOCKET may).
+    static func make(_ path: String, allowAbstract: Bool = false) -> (address: sockaddr_un, length: socklen_t)? {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else { throw SystemError("socket path too long: \(path)", errno: ENAMETOOLONG) }
+        var bytes = Array(path.utf8)
+        let abstract = allowAbstract && bytes.first == UInt8(ascii: "@")
+        if abstract { bytes[0] = 0 }
+        // A file path keeps its terminating NUL; an abstract name has none.
+        let length = bytes.count + (abstract ? 0 : 1)
+        guard !bytes.isEmpty, length <= MemoryLayout.size(ofValue: address.sun_path) else { return nil }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (i, b) in bytes.enumerated() { raw[i] = b }
-            raw[bytes.count] = 0
         }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1)
+        return (address, socklen_t(MemoryLayout<sa_family_t>.size + length))
+    }
+
+    static func with(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws(SystemError) -> Void) throws(SystemError) {
+        guard var (address, length) = make(path) else { throw SystemError("socket path too long: \(path)", errno: ENAMETOOLONG) }
         var failure: SystemError? = nil
         withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
