@@ -14,8 +14,18 @@ public struct ServiceManager: ~Copyable {
     public let watchdogPingMs: Int64
     public private(set) var nextPing: Instant? = nil
 
+    /// From the environment systemd gives the service.
     public init(now: Instant) {
-        guard let path = ProcessControl.environment("NOTIFY_SOCKET"), !path.isEmpty else {
+        self.init(
+            now: now, notifySocket: ProcessControl.environment("NOTIFY_SOCKET"),
+            watchdogUsec: ProcessControl.environment("WATCHDOG_USEC"))
+    }
+
+    /// `notifySocket`: $NOTIFY_SOCKET (nil or empty: not under systemd);
+    /// `watchdogUsec`: $WATCHDOG_USEC. Tests pass them here rather than
+    /// through the process environment other suites read at the same time.
+    public init(now: Instant, notifySocket path: String?, watchdogUsec: String?) {
+        guard let path, !path.isEmpty else {
             fd = -1
             watchdogPingMs = 0
             return
@@ -29,7 +39,7 @@ public struct ServiceManager: ~Copyable {
         fd = CLinux.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         self.address = address
         addressLength = length
-        let usec = ProcessControl.environment("WATCHDOG_USEC").flatMap { Int64($0) } ?? 0
+        let usec = watchdogUsec.flatMap { Int64($0) } ?? 0
         watchdogPingMs = usec > 0 ? max(1, usec / 2_000) : 0
         if watchdogPingMs > 0 { nextPing = now }
     }
