@@ -121,15 +121,42 @@ public struct Reporter: ~Copyable, EventSink {
     }
 
     private mutating func session(_ state: StaticString, reason: Name? = nil, now: Instant) {
+        stateChange("session", state, reason: reason, level: .info, now: now)
+    }
+
+    private mutating func pairing(_ state: StaticString, reason: Name? = nil, now: Instant) {
+        stateChange("pairing", state, reason: reason, level: .notice, now: now)
+    }
+
+    /// A `session` or `pairing` event: `{"kind":…,"state":…,"reason":…}`
+    /// and the log line "kind state (reason)".
+    private mutating func stateChange(_ kind: StaticString, _ state: StaticString, reason: Name?, level: LogLevel, now: Instant) {
         if hasEvents {
-            begin("session", now: now)
+            begin(kind, now: now)
             field("state", state)
             if let reason { field("reason", reason.text) }
             finish()
         }
-        logLine(.info) {
-            $0.append(text: "session "); $0.append(text: state)
+        logLine(level) {
+            $0.append(text: kind); $0.append(text: " "); $0.append(text: state)
             if let reason { $0.append(text: " ("); $0.append(text: reason.text); $0.append(text: ")") }
+        }
+    }
+
+    /// Something turned away: a `drop` event with its running count, and a
+    /// warning.
+    private mutating func drop(_ what: Name, _ reason: Name, now: Instant) {
+        let count = drops.bump(what, reason)
+        if hasEvents {
+            begin("drop", now: now)
+            field("what", what.text)
+            field("reason", reason.text)
+            field("count", Int64(count))
+            finish()
+        }
+        logLine(.warning) {
+            $0.append(text: "dropped "); $0.append(text: what.text); $0.append(text: ": "); $0.append(text: reason.text)
+            $0.append(text: " (count "); $0.append(decimal: count); $0.append(text: ")")
         }
     }
 
@@ -163,33 +190,8 @@ public struct Reporter: ~Copyable, EventSink {
             logLine(.debug) { $0.append(text: "ATT MTU "); $0.append(decimal: mtu) }
         case .notification(let change): notification(change, now: now)
         case .command(let result): command(result, core: core, now: now)
-        case .drop(let what, let reason):
-            let count = drops.bump(what, reason)
-            if hasEvents {
-                begin("drop", now: now)
-                field("what", what.text)
-                field("reason", reason.text)
-                field("count", Int64(count))
-                finish()
-            }
-            logLine(.warning) {
-                $0.append(text: "dropped "); $0.append(text: what.text); $0.append(text: ": "); $0.append(text: reason.text)
-                $0.append(text: " (count "); $0.append(decimal: count); $0.append(text: ")")
-            }
+        case .drop(let what, let reason): drop(what, reason, now: now)
         case .error(let what, let detail): error(what, detail, now: now)
-        }
-    }
-
-    private mutating func pairing(_ state: StaticString, reason: Name? = nil, now: Instant) {
-        if hasEvents {
-            begin("pairing", now: now)
-            field("state", state)
-            if let reason { field("reason", reason.text) }
-            finish()
-        }
-        logLine(.notice) {
-            $0.append(text: "pairing "); $0.append(text: state)
-            if let reason { $0.append(text: " ("); $0.append(text: reason.text); $0.append(text: ")") }
         }
     }
 
@@ -218,15 +220,7 @@ public struct Reporter: ~Copyable, EventSink {
             logLine(.info) { $0.append(text: "bonded phone reconnected after "); $0.append(decimal: afterMs); $0.append(text: " ms") }
         case .disconnected(let reason):
             logLine(.info) { $0.append(text: "phone disconnected (HCI reason "); $0.append(decimal: Int(reason)); $0.append(text: ")") }
-        case .dropped(let reason):
-            let count = drops.bump("mgmt", reason)
-            if hasEvents {
-                begin("drop", now: now)
-                field("what", "mgmt")
-                field("reason", reason.text)
-                field("count", Int64(count))
-                finish()
-            }
+        case .dropped(let reason): drop("mgmt", reason, now: now)
         }
     }
 
