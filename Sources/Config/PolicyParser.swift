@@ -354,6 +354,14 @@ struct PolicyParser {
     func finish() throws(ConfigError) -> PolicyConfig {
         var alerts = alerts
         if alerts[0] == nil { alerts[0] = Alert(outputs: []) }
+        // A category with only an important line plays Other's alert (as a
+        // category without alert lines does), with its override on top.
+        for c in 1..<CategoryID.knownCount where alertLines[c] == 0 {
+            guard let important = alerts[c]?.important else { continue }
+            var inherited = alerts[0]!
+            inherited.important = important
+            alerts[c] = inherited
+        }
         let resolved = alerts
         func alert(for category: CategoryID) -> Alert { resolved[Int(category.rawValue)] ?? resolved[0]! }
 

@@ -107,6 +107,21 @@ struct PolicySyntaxTests {
         #expect(email.priority == Alert.defaultPriority && !email.untilRemoved)
     }
 
+    @Test("an important line without its category's main line refines Other's alert instead of silencing the category")
+    func importantLineAlone() throws {
+        let policy = try PolicyConfig.parse(
+            Self.patterns + """
+
+            alert Email important vibration=blink
+            alert Other led-notify=blink priority=4
+            """, board: simBoard)
+        let email = policy.alert(for: .email)
+        #expect(email.outputs == [OutputPattern(output: 0, pattern: 0)], "plain email plays Other's alert")
+        #expect(email.priority == 4)
+        #expect(email.importantOutputs == [OutputPattern(output: 0, pattern: 0), OutputPattern(output: 2, pattern: 0)])
+        #expect(policy.alert(for: .other).importantOutputs == [OutputPattern(output: 0, pattern: 0)], "Other keeps no override")
+    }
+
     @Test("defaults: no alerts means Other plays nothing and every category uses it; reserved categories too")
     func alertDefaults() throws {
         let policy = try PolicyConfig.parse("", board: simBoard)
