@@ -174,11 +174,12 @@ public struct PolicyConfig: Equatable, Sendable {
 
     public func patternIndex(named name: String) -> Int? { patterns.firstIndex { $0.name == name } }
 
-    /// The attributes the rules need fetched for each notification:
-    /// AppIdentifier if a rule matches on app, Title if one matches on title.
-    public var attributesNeeded: NotificationAttributeSet {
+    /// The attributes the rules that could apply to `category` need
+    /// fetched: AppIdentifier if one matches on app, Title if one matches on
+    /// title.
+    public func attributesNeeded(for category: CategoryID) -> NotificationAttributeSet {
         var set: NotificationAttributeSet = []
-        for rule in rules {
+        for rule in rules where rule.category == nil || rule.category == category.effective {
             if rule.app != nil { set.insert(.appIdentifier) }
             if rule.titleContains != nil { set.insert(.title) }
         }

@@ -132,7 +132,7 @@ struct PolicySyntaxTests {
         #expect(policy.alert(for: CategoryID(rawValue: 200)) == Alert(outputs: []))
         #expect(policy.rules.isEmpty && policy.unread == nil && !policy.realertOnModified)
         #expect(policy.actionFailed.isEmpty && policy.nothingToDo.isEmpty && policy.pairing.isEmpty)
-        #expect(policy.attributesNeeded == [])
+        #expect(policy.attributesNeeded(for: .other) == [])
     }
 
     @Test("button defaults: accept is positive and reject negative on a short press; long presses do nothing")
@@ -177,13 +177,14 @@ struct PolicySyntaxTests {
         #expect(policy.rules[0] == Rule(app: "com.apple.MobileSMS", outputs: [OutputPattern(output: 0, pattern: 0)]))
         #expect(policy.rules[1] == Rule(titleContains: "Mom #1 \"home\"", category: .incomingCall, outputs: [OutputPattern(output: 2, pattern: 1)], priority: 10))
         #expect(policy.rules[2].outputs.isEmpty)
-        #expect(policy.attributesNeeded == [.appIdentifier, .title])
+        #expect(policy.attributesNeeded(for: .incomingCall) == [.appIdentifier, .title])
+        #expect(policy.attributesNeeded(for: .email) == .appIdentifier, "the title rule is for incoming calls only")
     }
 
     @Test("attributes needed: only the app identifier when no rule looks at the title")
     func attributesForAppRules() throws {
         let policy = try PolicyConfig.parse(Self.patterns + "\nrule app=a led-notify=blink\n", board: simBoard)
-        #expect(policy.attributesNeeded == .appIdentifier)
+        #expect(policy.attributesNeeded(for: .social) == .appIdentifier)
     }
 
     @Test("unread, feedback and realert-on-modified")
