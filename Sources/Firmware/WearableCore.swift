@@ -135,8 +135,11 @@ public struct WearableCore: ~Copyable {
     private var changes: RingBuffer<OutputChange>
     private var gestureEvents: RingBuffer<GestureEvent>
     private var events: RingBuffer<FirmwareEvent>
+    /// Each output's level as the policy drives it (what events report)...
     private var levels: FixedArray<Bool>
-    private var lineChanges: RingBuffer<OutputChange>
+    /// ...and as the platform was last told: a difference is a line change
+    /// still to apply, so none can be lost to a full queue.
+    private var applied: FixedArray<Bool>
     private var categoryCounts: InlineArray<12, UInt8>
     private var unreadShown = false
     private let motorMask: UInt64
@@ -152,10 +155,7 @@ public struct WearableCore: ~Copyable {
         sustained = FixedArray(capacity: config.link.session.notificationCapacity)
         let outputs = max(1, config.board.outputs.count)
         player = PatternPlayer(outputCount: outputs, patternsPerOutput: 4)
-        var gestureConfig = GestureConfig()
-        gestureConfig.debounceMs = config.board.debounceMs
-        gestureConfig.longPressMs = config.board.longPressMs
-        gestureConfig.doublePressGapMs = config.board.doublePressGapMs
+        var gestureConfig = config.board.gestures
         if let a = config.board.buttonIndex(named: "accept"), let r = config.board.buttonIndex(named: "reject") {
             gestureConfig.chord = ButtonChord(a, r)
         }
@@ -164,11 +164,14 @@ public struct WearableCore: ~Copyable {
         // reported at release instead of after the double-press gap.
         for b in 0..<config.board.buttons.count { gestures.setDoublePress(enabled: false, button: b) }
         changes = RingBuffer(capacity: 2 * outputs, policy: .refuseNewest)
-        lineChanges = RingBuffer(capacity: 4 * outputs, policy: .dropOldest)
         gestureEvents = RingBuffer(capacity: 8, policy: .refuseNewest)
         events = RingBuffer(capacity: config.eventCapacity, policy: .refuseNewest)
         levels = FixedArray(capacity: outputs)
-        for _ in 0..<outputs { levels.append(false) }
+        applied = FixedArray(capacity: outputs)
+        for _ in 0..<outputs {
+            levels.append(false)
+            applied.append(false)
+        }
         categoryCounts = InlineArray(repeating: 0)
         var mask: UInt64 = 0
         for (i, spec) in config.board.outputs.enumerated() where spec.kind == .motor { mask |= 1 << UInt64(i) }
@@ -323,7 +326,7 @@ public struct WearableCore: ~Copyable {
     /// A notification that may alert: now, or once the attributes its
     /// rules need have arrived.
     private mutating func arrive(_ record: NotificationRecord, now: Instant) {
-        let needed = attributesNeeded(for: record.category)
+        let needed = policy.attributesNeeded(for: record.category)
         if needed.isEmpty {
             if !applyRules(record, now: now) { alert(record, now: now) }
             return
@@ -337,16 +340,6 @@ public struct WearableCore: ~Copyable {
             break
         }
         alert(record, now: now)
-    }
-
-    /// The attributes that rules which could apply to `category` need.
-    private func attributesNeeded(for category: CategoryID) -> NotificationAttributeSet {
-        var set: NotificationAttributeSet = []
-        for rule in policy.rules where rule.category == nil || rule.category == category.effective {
-            if rule.app != nil { set.insert(.appIdentifier) }
-            if rule.titleContains != nil { set.insert(.title) }
-        }
-        return set
     }
 
     private mutating func forget(_ uid: UInt32, now: Instant) {
@@ -413,12 +406,19 @@ public struct WearableCore: ~Copyable {
     private mutating func alert(_ record: NotificationRecord, now: Instant) {
         let alert = policy.alert(for: record.category)
         let outputs = record.flags.contains(.important) ? alert.importantOutputs : alert.outputs
-        if alert.untilRemoved {
-            sustain(record.uid, outputs, priority: alert.priority, silent: record.flags.contains(.silent), now: now)
+        sound(record, outputs, priority: alert.priority, untilRemoved: alert.untilRemoved, now: now)
+    }
+
+    /// Plays `outputs` for `record`: as its lasting alert when the category
+    /// alerts until removed, else once; Silent leaves out the motors.
+    private mutating func sound(_ record: NotificationRecord, _ outputs: [OutputPattern], priority: UInt8, untilRemoved: Bool, now: Instant) {
+        let silent = record.flags.contains(.silent)
+        if untilRemoved {
+            sustain(record.uid, outputs, priority: priority, silent: silent, now: now)
             return
         }
         for choice in outputs {
-            play(choice, owner: record.uid, priority: alert.priority, untilRemoved: false, silent: record.flags.contains(.silent), now: now)
+            play(choice, owner: record.uid, priority: priority, untilRemoved: false, silent: silent, now: now)
         }
     }
 
@@ -460,14 +460,7 @@ public struct WearableCore: ~Copyable {
             }
             let alert = policy.alert(for: record.category)
             forget(record.uid, now: now)
-            if alert.untilRemoved {
-                sustain(record.uid, rule.outputs, priority: rule.priority ?? alert.priority, silent: record.flags.contains(.silent), now: now)
-                return true
-            }
-            for choice in rule.outputs {
-                play(choice, owner: record.uid, priority: rule.priority ?? alert.priority, untilRemoved: false,
-                     silent: record.flags.contains(.silent), now: now)
-            }
+            sound(record, rule.outputs, priority: rule.priority ?? alert.priority, untilRemoved: alert.untilRemoved, now: now)
             return true
         }
         return false
@@ -592,7 +585,6 @@ public struct WearableCore: ~Copyable {
             let on = change.level == .on
             guard change.output < levels.count, levels[change.output] != on else { continue }
             levels[change.output] = on
-            lineChanges.push(change)
             emit(.line(index: change.output, on: on))
         }
     }
@@ -616,9 +608,14 @@ public struct WearableCore: ~Copyable {
     public mutating func bondsSaved() { controller.bondsSaved() }
     public mutating func nextAction() -> LinkAction? { phone.nextAction() }
 
+    /// The next output whose line differs from its level (lowest index
+    /// first); nil when every line is as the policy wants it.
     public mutating func nextLineChange() -> (line: Int, on: Bool)? {
-        guard let change = lineChanges.popFirst() else { return nil }
-        return (change.output, change.level == .on)
+        for output in 0..<levels.count where applied[output] != levels[output] {
+            applied[output] = levels[output]
+            return (output, levels[output])
+        }
+        return nil
     }
 
     /// Every output off, now (shutdown): stops all patterns.
