@@ -166,7 +166,9 @@ enum UnixAddress {
     }
 
     static func with(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws(SystemError) -> Void) throws(SystemError) {
-        guard var (address, length) = make(path) else { throw SystemError("socket path too long: \(path)", errno: ENAMETOOLONG) }
+        guard let made = make(path) else { throw SystemError("socket path too long: \(path)", errno: ENAMETOOLONG) }
+        var address = made.address
+        let length = made.length
         var failure: SystemError? = nil
         withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
