@@ -82,10 +82,9 @@ public struct DataSourceReassembler: ~Copyable {
     public let limits: AttributeLimits
     private let arena: UnsafeMutablePointer<UInt8>
     private var slots: InlineArray<9, Slot>
-    public private(set) var expectation: Expectation = .none
-    /// `expectation` taken apart once in `expect`: the per-byte path reads
-    /// these instead of matching on `expectation`, which copied its inline
-    /// 128-byte app identifier at every header byte and tuple.
+    /// The `Expectation` taken apart once in `expect`: the per-byte path
+    /// reads these instead of matching on an `Expectation`, which copied its
+    /// inline 128-byte app identifier at every header byte and tuple.
     private enum Awaiting { case none, notification, app }
     private var awaiting = Awaiting.none
     private var expectedUID: UInt32 = 0
@@ -135,7 +134,6 @@ public struct DataSourceReassembler: ~Copyable {
     /// Starts waiting for the response to `expectation`, forgetting any
     /// previous values. No allocation.
     public mutating func expect(_ expectation: Expectation) {
-        self.expectation = expectation
         switch expectation {
         case .none:
             awaiting = .none

@@ -109,15 +109,26 @@ extension ByteBuffer {
 }
 
 extension UTF8Boundary {
-    /// The length of the valid UTF-8 sequence starting at `i`, or 0 if the
-    /// bytes there are not one.
+    /// The length of the well-formed UTF-8 sequence starting at `i`, or 0 if
+    /// the bytes there are not one (Unicode Table 3-7: no overlong forms, no
+    /// surrogates, nothing above U+10FFFF).
     public static func sequenceLength(_ bytes: Span<UInt8>, at i: Int) -> Int {
         let b = bytes[i]
         let length: Int
-        if b & 0xE0 == 0xC0 { length = 2 } else if b & 0xF0 == 0xE0 { length = 3 } else if b & 0xF8 == 0xF0 { length = 4 } else { return 0 }
-        guard i + length <= bytes.count else { return 0 }
-        for k in 1..<length where bytes[i + k] & 0xC0 != 0x80 { return 0 }
-        if length == 2 && b < 0xC2 { return 0 }
+        // The range the second byte must fall in depends on the first.
+        var second: ClosedRange<UInt8> = 0x80...0xBF
+        switch b {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; second = 0xA0...0xBF
+        case 0xED: length = 3; second = 0x80...0x9F
+        case 0xE1...0xEF: length = 3
+        case 0xF0: length = 4; second = 0x90...0xBF
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; second = 0x80...0x8F
+        default: return 0
+        }
+        guard i + length <= bytes.count, second.contains(bytes[i + 1]) else { return 0 }
+        for k in 2..<length where bytes[i + k] & 0xC0 != 0x80 { return 0 }
         return length
     }
 }
