@@ -6,7 +6,8 @@
 # /usr/local/bin, the board and policy files to /etc/wristlink (keeping files
 # already there: they may be edited), the unit to /etc/systemd/system, stops
 # and disables bluetoothd (the firmware owns the controller), and enables and
-# starts the service. Idempotent.
+# (re)starts the service. Idempotent: run it again to upgrade, and the new
+# binary is the one running.
 set -eu
 board="${1:?usage: board/install.sh BOARD [BINARY]  (BOARD: pi-zero-2w, pi4, pi5)}"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -27,7 +28,9 @@ done
 getent group gpio >/dev/null || groupadd --system gpio
 systemctl daemon-reload
 systemctl disable --now bluetooth.service 2>/dev/null || true
-systemctl enable --now wristlink.service
+systemctl enable wristlink.service
+# restart, not start: on an upgrade the old binary would keep running.
+systemctl restart wristlink.service
 echo "installed; follow it with: journalctl -u wristlink -f"
 echo "pair: the wearable is in pairing mode until it has a bond; on the iPhone, open Settings > Bluetooth and choose Wristlink,"
 echo "then press accept on the wearable while the pairing light blinks."
