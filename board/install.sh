@@ -2,16 +2,20 @@
 # Installs Wristlink on a Raspberry Pi (run as root on the Pi, from an
 # unpacked release tarball or a checkout with a built binary):
 #   board/install.sh BOARD [BINARY]
-# BOARD is a folder in board/ (pi-zero-2w, pi4, pi5). It copies the binary to
-# /usr/local/bin, the board and policy files to /etc/wristlink (keeping files
-# already there: they may be edited), the unit to /etc/systemd/system, stops
-# and disables bluetoothd (the firmware owns the controller), and enables and
-# (re)starts the service. Idempotent: run it again to upgrade, and the new
-# binary is the one running.
+# BOARD is a folder in board/ (pi-zero-2w, pi4, pi5). BINARY defaults to the
+# tarball's wristlink beside board/, else a checkout's .build/release/wristlink.
+# It copies the binary to /usr/local/bin, the board and policy files to
+# /etc/wristlink (keeping files already there: they may be edited), the unit
+# to /etc/systemd/system, README.md and docs/ to /usr/local/share/doc/wristlink
+# (the unit's Documentation=), stops and disables bluetoothd (the firmware
+# owns the controller), and enables and (re)starts the service. Idempotent:
+# run it again to upgrade, and the new binary is the one running.
 set -eu
 board="${1:?usage: board/install.sh BOARD [BINARY]  (BOARD: pi-zero-2w, pi4, pi5)}"
 here="$(cd "$(dirname "$0")" && pwd)"
-binary="${2:-$here/../.build/release/wristlink}"
+default="$here/../.build/release/wristlink"
+[ -f "$here/../wristlink" ] && default="$here/../wristlink"
+binary="${2:-$default}"
 [ -f "$here/$board/board.conf" ] || { echo "no board file $here/$board/board.conf" >&2; exit 2; }
 [ -x "$binary" ] || { echo "no binary at $binary (build with: make pi, or swift build -c release)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "run as root" >&2; exit 1; }
