@@ -24,11 +24,12 @@ build: deps
 test: deps test-unit embedded-check pi-test test-vm
 	@echo "make test: all passed"
 
-test-unit:
+test-unit: deps
 	$(SWIFT) build -c $(CONFIG) --build-tests
 	$(SWIFT) test -c $(CONFIG) --skip-build
 
-embedded-check:
+# deps: `size` (binutils) for the code sizes it prints.
+embedded-check: deps
 	@scripts/embedded-check $(CORE_MODULES)
 
 # The real-kernel suite (Tests/VM/NOTES.md): the release binary in a
@@ -64,8 +65,9 @@ pi: pi-build
 
 # The aarch64 binary under qemu against the scripted phone of
 # PiBinaryTests (the host build of the same entry point passes it in
-# test-unit), and the size goal.
-pi-test: pi-build
+# test-unit), and the size goal. deps: the host test build needs the Debian
+# headers (pi-deps only sets up the cross build).
+pi-test: deps pi-build
 	$(SWIFT) build -c $(CONFIG) --build-tests
 	WRISTLINK_PI_COMMAND="$$(command -v qemu-aarch64) -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=$(CURDIR)/.build/pi-sysroot/usr/lib/aarch64-linux-gnu .build/pi/wristlink" \
 		$(SWIFT) test -c $(CONFIG) --skip-build --filter PiBinaryTests
@@ -75,7 +77,7 @@ pi-test: pi-build
 
 # Memory: qemu's RSS is mostly qemu's own, so the same Embedded build is
 # also made for x86_64 and run natively against the same phone.
-pi-measure: pi-build
+pi-measure: deps pi-build
 	PI_ARCH=x86_64 scripts/build-pi $(PI_MODULES)
 	$(SWIFT) build -c $(CONFIG) --build-tests
 	WRISTLINK_PI_COMMAND=".build/pi-x86_64/wristlink" $(SWIFT) test -c $(CONFIG) --skip-build --filter PiBinaryTests
@@ -89,7 +91,7 @@ run: build
 
 # libFuzzer + ASan. SwiftPM passes -sanitize=fuzzer to the executable only,
 # so the coverage flags are added for every module explicitly.
-fuzz-build:
+fuzz-build: deps
 	WRISTLINK_FUZZ=1 $(SWIFT) build -c release --product wristlink-fuzz --build-path .build/fuzz \
 		--sanitize=fuzzer --sanitize=address \
 		-Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table

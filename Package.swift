@@ -54,9 +54,9 @@ var targets: [Target] = [
         dependencies: ["BenchSupport", "Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Feedback", "Bounded", "AllocCounter"],
         path: "Tests/Bench/Runner", swiftSettings: core),
     .target(name: "TestSupport", dependencies: ["AllocCounter", "Bounded"], path: "Tests/Support/TestSupport", swiftSettings: core),
-    .testTarget(name: "BoundedTests", dependencies: ["TestSupport", "Bounded", "AllocCounter"], swiftSettings: core),
+    .testTarget(name: "BoundedTests", dependencies: ["TestSupport", "Bounded"], swiftSettings: core),
     .testTarget(name: "ANCSTests", dependencies: ["TestSupport", "ANCS", "AllocCounter"], swiftSettings: core),
-    .testTarget(name: "ATTTests", dependencies: ["TestSupport", "ATT", "AllocCounter"], swiftSettings: core),
+    .testTarget(name: "ATTTests", dependencies: ["TestSupport", "ATT"], swiftSettings: core),
     .testTarget(name: "GATTTests", dependencies: ["TestSupport", "ATT", "GATT"], swiftSettings: core),
     .testTarget(
         name: "FirmwareTests",

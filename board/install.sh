@@ -2,15 +2,20 @@
 # Installs Wristlink on a Raspberry Pi (run as root on the Pi, from an
 # unpacked release tarball or a checkout with a built binary):
 #   board/install.sh BOARD [BINARY]
-# BOARD is a folder in board/ (pi-zero-2w, pi4, pi5). It copies the binary to
-# /usr/local/bin, the board and policy files to /etc/wristlink (keeping files
-# already there: they may be edited), the unit to /etc/systemd/system, stops
-# and disables bluetoothd (the firmware owns the controller), and enables and
-# starts the service. Idempotent.
+# BOARD is a folder in board/ (pi-zero-2w, pi4, pi5). BINARY defaults to the
+# tarball's wristlink beside board/, else a checkout's .build/release/wristlink.
+# It copies the binary to /usr/local/bin, the board and policy files to
+# /etc/wristlink (keeping files already there: they may be edited), the unit
+# to /etc/systemd/system, README.md and docs/ to /usr/local/share/doc/wristlink
+# (the unit's Documentation=), stops and disables bluetoothd (the firmware
+# owns the controller), and enables and (re)starts the service. Idempotent:
+# run it again to upgrade, and the new binary is the one running.
 set -eu
 board="${1:?usage: board/install.sh BOARD [BINARY]  (BOARD: pi-zero-2w, pi4, pi5)}"
 here="$(cd "$(dirname "$0")" && pwd)"
-binary="${2:-$here/../.build/release/wristlink}"
+default="$here/../.build/release/wristlink"
+[ -f "$here/../wristlink" ] && default="$here/../wristlink"
+binary="${2:-$default}"
 [ -f "$here/$board/board.conf" ] || { echo "no board file $here/$board/board.conf" >&2; exit 2; }
 [ -x "$binary" ] || { echo "no binary at $binary (build with: make pi, or swift build -c release)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "run as root" >&2; exit 1; }
@@ -27,7 +32,9 @@ done
 getent group gpio >/dev/null || groupadd --system gpio
 systemctl daemon-reload
 systemctl disable --now bluetooth.service 2>/dev/null || true
-systemctl enable --now wristlink.service
+systemctl enable wristlink.service
+# restart, not start: on an upgrade the old binary would keep running.
+systemctl restart wristlink.service
 echo "installed; follow it with: journalctl -u wristlink -f"
 echo "pair: the wearable is in pairing mode until it has a bond; on the iPhone, open Settings > Bluetooth and choose Wristlink,"
 echo "then press accept on the wearable while the pairing light blinks."

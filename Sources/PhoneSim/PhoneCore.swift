@@ -202,9 +202,7 @@ public struct PhoneCore: ~Copyable {
         bearer.reset()
         database.resetSubscriptions()
         endNotificationSession()
-        dataSource.removeAll()
-        dataSourceOffset = 0
-        dataSourceFragments = 0
+        resetDataSource()
         indications.removeAll()
         indicationSentAt = nil
         held.removeAll()
@@ -303,9 +301,7 @@ public struct PhoneCore: ~Copyable {
         if before.dataSource & bit == 0, after.dataSource & bit != 0 { emit(.subscribed(.dataSource)) }
         if before.dataSource & bit != 0, after.dataSource & bit == 0 {
             emit(.unsubscribed(.dataSource))
-            dataSource.removeAll()
-            dataSourceOffset = 0
-            dataSourceFragments = 0
+            resetDataSource()
         }
         if before.notificationSource & bit == 0, after.notificationSource & bit != 0 {
             emit(.subscribed(.notificationSource))
@@ -411,6 +407,13 @@ public struct PhoneCore: ~Copyable {
         notificationQueue.removeAll()
     }
 
+    /// Drops the queued Data Source responses and the one being sent.
+    private mutating func resetDataSource() {
+        dataSource.removeAll()
+        dataSourceOffset = 0
+        dataSourceFragments = 0
+    }
+
     private mutating func checkReplayFinished() {
         guard replayActive, store.replayPendingCount == 0 else { return }
         replayActive = false
@@ -458,20 +461,10 @@ public struct PhoneCore: ~Copyable {
     private mutating func changeANCS(remove: Bool, add: Bool) {
         var changed = false
         if remove, database.ancsPresent {
-            let notificationSource = isSubscribed(.notificationSource)
-            let dataSource = isSubscribed(.dataSource)
+            let before = subscriptions
             database.removeANCS()
             emit(.ancsRemoved)
-            if notificationSource {
-                emit(.unsubscribed(.notificationSource))
-                endNotificationSession()
-            }
-            if dataSource {
-                emit(.unsubscribed(.dataSource))
-                self.dataSource.removeAll()
-                dataSourceOffset = 0
-                dataSourceFragments = 0
-            }
+            subscriptionsChanged(from: before)
             changed = true
         }
         if add, !database.ancsPresent {

@@ -58,7 +58,13 @@ struct AllocationTests {
         let attributes = notificationResponse(uid: 42, [(.appIdentifier, Array("com.example.chat".utf8)), (.title, Array("Hi".utf8))])
         let app = appResponse("com.example.chat", displayName: Array("Chat".utf8))
         var completions = 0
+        var appNameCompletions = 0
         let perRound = allocationsPerRound {
+            // A new session each round: the name cache is emptied only by
+            // `end()`, so without it every round after the first would find
+            // the name cached and fetch nothing.
+            session.end()
+            session.begin()
             _ = session.receiveNotificationSource(added.span)
             _ = session.fetchAttributes(uid: 42, [.appIdentifier, .title])
             _ = session.encodeNextCommand(into: &out, maxLength: 182)
@@ -68,7 +74,7 @@ struct AllocationTests {
             if session.fetchAppName(appIdentifier) == .queued {
                 _ = session.encodeNextCommand(into: &out, maxLength: 182)
                 _ = session.controlPointWriteAcknowledged(now: .zero)
-                _ = session.receiveDataSource(app.span)
+                if case .completed(.appNameReceived) = session.receiveDataSource(app.span) { appNameCompletions += 1 }
             }
             _ = session.performAction(uid: 42, .positive)
             _ = session.encodeNextCommand(into: &out, maxLength: 182)
@@ -78,6 +84,7 @@ struct AllocationTests {
         }
         #expect(perRound == 0)
         #expect(completions == 501)
+        #expect(appNameCompletions == 501)
         #expect(session.appName(for: AppIdentifier("com.example.chat"))?.text == "Chat")
     }
 

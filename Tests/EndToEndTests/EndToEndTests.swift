@@ -15,12 +15,6 @@ let wristlink: String = {
     return parts.joined(separator: "/") + "/wristlink"
 }()
 
-let root: String = {
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    return parts.joined(separator: "/")
-}()
-
 /// Reads a child's stdout as lines, waiting up to a deadline for a match.
 struct LineWatcher: ~Copyable {
     var reader: CommandReader
@@ -47,12 +41,6 @@ struct LineWatcher: ~Copyable {
     }
 }
 
-func scratchDirectory() -> String {
-    let dir = "/tmp/wristlink-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-    _ = mkdir(dir, 0o700)
-    return dir
-}
-
 func writeFile(_ path: String, _ text: String) {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
     _ = Array(text.utf8).withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count) }
@@ -65,7 +53,27 @@ func readText(_ path: String) -> String { (try? ProcessControl.readFile(path)) ?
 struct EndToEndTests {
     @Test("an incoming call rings; a press answers it with 02 UID 00; the phone removes it and the lines go off")
     func incomingCallAnswered() throws {
-        let dir = scratchDirectory()
+        let dir = makeScratchDirectory("e2e")
+        defer { removeTree(dir) }
+        try answerIncomingCall(in: dir)
+    }
+
+    @Test("the answer's Control Point write (02 UID 00) is in the firmware's trace as tshark decodes it",
+          .enabled(if: tsharkPresent, "tshark is not installed (make test installs it)"))
+    func answerInTrace() throws {
+        let dir = makeScratchDirectory("e2e")
+        defer { removeTree(dir) }
+        try answerIncomingCall(in: dir)
+        // The phone's Control Point: 0x0015.
+        let (status, rows) = capture("tshark -r \(dir)/trace.btsnoop -Y 'btatt.opcode == 0x12 && btatt.handle == 0x0015' -T fields -e btatt.value")
+        #expect(status == 0)
+        #expect(rows.contains("020700000000"), "trace: \(rows)")
+    }
+
+    /// `wristlink run` (tracing to `dir`/trace.btsnoop) and `wristlink phone`
+    /// through an incoming call that a press answers, checking the events
+    /// stream on the way.
+    func answerIncomingCall(in dir: String) throws {
         let socket = dir + "/phone.sock"
         writeFile(dir + "/call.scn", """
             wait-subscribed 10000
@@ -75,8 +83,8 @@ struct EndToEndTests {
             quit
             """)
         var firmware = try ChildProcess.spawn(
-            [wristlink, "run", "--link", "unix:" + socket, "--gpio", "sim", "--board", root + "/board/sim/board.conf",
-             "--policy", root + "/board/policy.conf", "--events", "-", "--trace", dir + "/trace.btsnoop"],
+            [wristlink, "run", "--link", "unix:" + socket, "--gpio", "sim", "--board", repositoryRoot + "/board/sim/board.conf",
+             "--policy", repositoryRoot + "/board/policy.conf", "--events", "-", "--trace", dir + "/trace.btsnoop"],
             pipeStdin: true, pipeStdout: true, stderrFD: ProcessControl.openForAppend(dir + "/firmware.log"))
         var events = LineWatcher(fd: firmware.stdout)
         #expect(events.waitFor(["\"kind\":\"session\"", "\"state\":\"advertising\""]) == true)
@@ -103,19 +111,15 @@ struct EndToEndTests {
         #expect(events.lines.last?.contains("\"state\":\"stopping\"") == true)
         // Every line is an object with t_ms and kind.
         for line in events.lines { #expect(line.hasPrefix("{\"t_ms\":") && line.contains("\"kind\":")) }
-        // The Control Point bytes are in the trace (phone's Control Point: 0x0015).
-        if access("/usr/bin/tshark", X_OK) == 0 {
-            let (_, rows) = capture("tshark -r \(dir)/trace.btsnoop -Y 'btatt.opcode == 0x12 && btatt.handle == 0x0015' -T fields -e btatt.value")
-            #expect(rows.contains("020700000000"), "trace: \(rows)")
-        }
     }
 
     @Test("titles and messages never reach the log at the default level, though the events stream has them")
     func contentsStayOutOfLogs() throws {
-        let dir = scratchDirectory()
+        let dir = makeScratchDirectory("e2e")
+        defer { removeTree(dir) }
         let socket = dir + "/phone.sock"
         // A title rule makes the firmware fetch titles.
-        writeFile(dir + "/policy.conf", readText(root + "/board/policy.conf") + "\nrule title=\"Mom\" led-call=blink\n")
+        writeFile(dir + "/policy.conf", readText(repositoryRoot + "/board/policy.conf") + "\nrule title=\"Mom\" led-call=blink\n")
         writeFile(dir + "/secret.scn", """
             wait-subscribed 10000
             message "Zanzibar-Title-4711" "Quokka-Message-0815" uid=3
@@ -123,7 +127,7 @@ struct EndToEndTests {
             quit
             """)
         var firmware = try ChildProcess.spawn(
-            [wristlink, "run", "--link", "unix:" + socket, "--gpio", "sim", "--board", root + "/board/sim/board.conf",
+            [wristlink, "run", "--link", "unix:" + socket, "--gpio", "sim", "--board", repositoryRoot + "/board/sim/board.conf",
              "--policy", dir + "/policy.conf", "--events", dir + "/events.jsonl"],
             pipeStdin: true, pipeStdout: false, stderrFD: ProcessControl.openForAppend(dir + "/firmware.log"))
         #expect(ProcessControl.waitForPath(socket, timeoutMs: 5_000))
@@ -144,7 +148,8 @@ struct EndToEndTests {
     @Test("bad flags and bad files: one clear line and the documented exit code")
     func cliErrors() throws {
         func run(_ args: [String]) throws -> (Int32, String) {
-            let dir = scratchDirectory()
+            let dir = makeScratchDirectory("e2e")
+            defer { removeTree(dir) }
             var child = try ChildProcess.spawn([wristlink] + args, pipeStdin: false, pipeStdout: false, stderrFD: ProcessControl.openForAppend(dir + "/err"))
             let status = child.wait(timeoutMs: 5_000)
             return (status, readText(dir + "/err"))
@@ -152,7 +157,8 @@ struct EndToEndTests {
         let (usage, usageText) = try run(["run", "--link", "tcp:1"])
         #expect(usage == 2)
         #expect(usageText.contains("--link must be bluez, bluez:hciN or unix:PATH"))
-        let dir = scratchDirectory()
+        let dir = makeScratchDirectory("e2e")
+        defer { removeTree(dir) }
         writeFile(dir + "/bad.conf", "name x\nchip sim\noutput a\nbutton b\nwobble 3\n")
         let (config, configText) = try run(["run", "--link", "unix:\(dir)/s", "--gpio", "sim", "--board", dir + "/bad.conf"])
         #expect(config == 3)
@@ -162,16 +168,4 @@ struct EndToEndTests {
         let (help, _) = try run(["run", "--help"])
         #expect(help == 0)
     }
-}
-
-func capture(_ command: String) -> (Int32, String) {
-    guard let pipe = popen(command + " 2>/dev/null", "r") else { return (-1, "") }
-    var output = [UInt8]()
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let n = fread(&buffer, 1, buffer.count, pipe)
-        if n <= 0 { break }
-        output += buffer[0..<n]
-    }
-    return (pclose(pipe), String(decoding: output, as: UTF8.self))
 }

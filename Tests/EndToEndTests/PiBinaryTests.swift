@@ -10,6 +10,7 @@ import Bounded
 import Glibc
 import PlatformLinux
 import Testing
+import TestSupport
 
 @Suite("The Pi binary against the simulated phone")
 struct PiBinaryTests {
@@ -42,7 +43,8 @@ struct PiBinaryTests {
 
     @Test("incoming call: ring, press, Perform Notification Action, removal, clean stop")
     func incomingCall() throws {
-        let dir = scratchDirectory()
+        let dir = makeScratchDirectory("e2e-pi")
+        defer { removeTree(dir) }
         let socket = dir + "/phone.sock"
         writeFile(dir + "/call.scn", """
             wait-subscribed 60000
@@ -52,8 +54,8 @@ struct PiBinaryTests {
             quit
             """)
         var firmware = try ChildProcess.spawn(
-            Self.firmware + ["run", "--link", "unix:" + socket, "--gpio", "sim", "--board", root + "/board/sim/board.conf",
-                             "--policy", root + "/board/policy.conf", "--events", "-"],
+            Self.firmware + ["run", "--link", "unix:" + socket, "--gpio", "sim", "--board", repositoryRoot + "/board/sim/board.conf",
+                             "--policy", repositoryRoot + "/board/policy.conf", "--events", "-"],
             pipeStdin: true, pipeStdout: true, stderrFD: ProcessControl.openForAppend(dir + "/firmware.log"))
         var events = LineWatcher(fd: firmware.stdout)
         #expect(events.waitFor(["\"state\":\"advertising\""], timeoutMs: 30_000) == true)

@@ -11,7 +11,7 @@ struct GestureSimulationTests {
     /// They must report the same gestures at the same instants.
     @Test("gestures do not depend on when the loop wakes", arguments: [11, 12, 13, 14, 15] as [UInt64])
     func wakeupIndependence(seed: UInt64) {
-        var rng = SplitMix(state: seed)
+        var rng = SplitMix64(seed: seed)
         var config = GestureConfig()
         config.chord = ButtonChord(0, 1)
         var every = ButtonGestures(buttonCount: 3, config: config)

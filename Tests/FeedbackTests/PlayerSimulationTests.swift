@@ -3,21 +3,6 @@ import Feedback
 import Testing
 import TestSupport
 
-/// SplitMix64: a seeded generator, so a failure replays from its seed.
-struct SplitMix {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}
-
 @Suite("Pattern player simulation")
 struct PlayerSimulationTests {
     /// Random plays and stops on three outputs, fed to three players woken
@@ -26,7 +11,7 @@ struct PlayerSimulationTests {
     /// the every-millisecond player shows.
     @Test("the levels do not depend on when the loop wakes: every millisecond, at each deadline, or late", arguments: [1, 2, 3, 4, 5] as [UInt64])
     func wakeupIndependence(seed: UInt64) {
-        var rng = SplitMix(state: seed)
+        var rng = SplitMix64(seed: seed)
         let outputs = 3
         var every = PatternPlayer(outputCount: outputs, patternsPerOutput: 3)
         var onTime = PatternPlayer(outputCount: outputs, patternsPerOutput: 3)

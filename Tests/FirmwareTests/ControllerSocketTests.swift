@@ -32,7 +32,7 @@ struct ControllerSocketTests {
     }
 
     @Test("from Index Added to advertising: every command in order, answered by the scripted kernel, then READY")
-    func startUp() {
+    func startUp() throws {
         var fds: [Int32] = [0, 0]
         precondition(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds) == 0)
         var linkFDs: [Int32] = [0, 0]
@@ -77,6 +77,7 @@ struct ControllerSocketTests {
         #expect(runner.sink.events.contains(.controller(.pairingMode(on: true, reason: "no-bond"))))
         // Add Advertising: instance 1, connectable + discoverable; the ANCS
         // UUID in the solicitation list; the name in the scan response.
+        try #require(addAdvertising.count >= 35, "Add Advertising was sent")
         #expect(toHex(Array(addAdvertising.prefix(6))) == "3E 00 00 00 28 00")
         #expect(toHex(Array(addAdvertising[17..<35])) == "11 15 D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79")
         #expect(String(decoding: addAdvertising.suffix(9), as: UTF8.self) == "Wristlink")

@@ -258,7 +258,7 @@ struct PolicyTests {
         rig.phone("01 12 10 00 A3")
         #expect(rig.events.contains(.action(uid: 6, action: .positive, result: "action-failed")))
         rig.advance(ms: 1_000)
-        #expect(rig.level("led-call") == true || rig.everOn("led-call", forMs: 500), "still ringing")
+        #expect(rig.everOn("led-call", forMs: 500) == true, "still ringing")
         #expect(rig.everOn("vibration", forMs: 2_000) == true)
     }
 
@@ -374,10 +374,17 @@ struct ConsentTests {
         rig.management.removeAll()
         rig.notify(.added, call, .incomingCall, uid: 1)
         _ = rig.takeSent()
+        #expect(rig.core.controller.isAwaitingConsent == false)
         rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now)
         rig.settle()
-        #expect(rig.level("led-notify") == true || rig.everOn("led-notify", forMs: 1_000), "the pairing pattern plays")
+        // Without a bond pairing mode (and its pattern) was on before the
+        // request; what the request changes is that a press now answers it.
+        #expect(rig.core.controller.isAwaitingConsent == true, "the request waits for the wearer")
+        #expect(rig.events.contains(.controller(.consentRequested)))
+        #expect(rig.everOn("led-notify", forMs: 1_000) == true, "pairing mode's pattern plays while the request waits")
+        #expect(rig.core.controller.isAwaitingConsent == true, "still waiting a second later")
         rig.press(0)
+        #expect(rig.core.controller.isAwaitingConsent == false, "the press answered the request")
         #expect(rig.management == ["1C 00 00 00 07 00 " + phoneAddress])
         #expect(rig.takeSent() == [], "the press did not answer the call")
     }

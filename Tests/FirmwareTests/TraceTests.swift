@@ -4,21 +4,6 @@ import PlatformLinux
 import Testing
 import TestSupport
 
-/// Runs a command and returns its standard output.
-func capture(_ command: String) -> (status: Int32, output: String) {
-    guard let pipe = popen(command + " 2>/dev/null", "r") else { return (-1, "") }
-    var output = [UInt8]()
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let n = fread(&buffer, 1, buffer.count, pipe)
-        if n <= 0 { break }
-        output += buffer[0..<n]
-    }
-    return (pclose(pipe), String(decoding: output, as: UTF8.self))
-}
-
-let tsharkPresent = access("/usr/bin/tshark", X_OK) == 0
-
 @Suite("btsnoop trace")
 struct TraceTests {
     @Test("every ATT PDU in and out is in the trace, and tshark decodes opcodes and handles",

@@ -154,6 +154,24 @@ struct PhoneDatabaseTests {
         #expect(p.exchange("06 01 00 FF FF 00 28 " + Wire.ancs) == ["07 10 00 18 00"])
     }
 
+    @Test("removing ANCS ends both subscriptions: the Data Source response not yet sent is dropped, Service Changed is indicated")
+    func ancsRemovedWhileSubscribed() throws {
+        var p = phone()
+        try p.run("existing Social uid=1 title=\"Hello\"")
+        #expect(p.exchange("12 09 00 02 00") == ["13"])
+        _ = p.subscribeANCS()
+        _ = p.takeEvents()
+        p.receive(hex("12 15 00 00 01 00 00 00 01 10 00").span, now: Instant(ms: 0))
+        try p.run("remove-ancs")
+        #expect(p.drain() == ["13", "1D 08 00 10 00 18 00"])
+        #expect(p.takeEvents() == [
+            .controlPointWrite(ControlPointBytes(hex("00 01 00 00 00 01 10 00").span)),
+            .ancsRemoved, .unsubscribed(.dataSource), .unsubscribed(.notificationSource),
+            .stepDone(line: 2, command: "remove-ancs"), .serviceChangedIndicated(start: 0x10, end: 0x18),
+        ])
+        #expect(p.isSubscribed(.dataSource) == false && p.isSubscribed(.notificationSource) == false)
+    }
+
     @Test("Service Changed is indicated only to a subscriber, one indication at a time until confirmed")
     func serviceChangedIndications() throws {
         var p = phone()

@@ -14,8 +14,6 @@ func toHex(text: String) -> String { toHex(Array(text.utf8)) }
 
 func bytes<let N: Int>(_ value: InlineBytes<N>) -> [UInt8] { (0..<value.count).map { value[$0] } }
 
-func text<let N: Int>(_ value: InlineBytes<N>) -> String { String(decoding: bytes(value), as: UTF8.self) }
-
 /// The ANCS UUIDs as they appear on the wire.
 enum Wire {
     static let ancs = "D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79"

@@ -6,21 +6,7 @@ import PlatformLinux
 import Testing
 import TestSupport
 
-private let repositoryRoot: String = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    return parts.joined(separator: "/")
-}()
-
 private func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
-
-private func readText(_ path: String) -> String? {
-    guard let file = fopen(path, "r") else { return nil }
-    defer { fclose(file) }
-    var bytes = [UInt8](repeating: 0, count: 4096)
-    let n = fread(&bytes, 1, bytes.count, file)
-    return String(decoding: bytes[0..<n], as: UTF8.self)
-}
 
 private func writeText(_ path: String, _ text: String) -> Bool {
     guard let file = fopen(path, "w") else { return false }
@@ -85,12 +71,15 @@ struct GPIODStartupTests {
     }
 }
 
-/// Runs where the gpio-sim chip of the VM suite exists (Tests/VM/NOTES.md):
-/// lines 0-4 are led-notify, led-call, vibration, accept, reject. Serialized:
-/// the tests request the same lines.
+/// Runs only where a gpio-sim chip labelled wristlink-vm exists, created as
+/// Tests/VM/guest.sh does: lines 0-4 are led-notify, led-call, vibration,
+/// accept, reject. `make test` does not run this bundle in the VM (its suite
+/// drives the same lines through the wristlink binary); it is run by hand in
+/// the guest (Tests/VM/NOTES.md, "Swift `GPIODLines` against gpio-sim").
+/// Serialized: the tests request the same lines.
 @Suite(
     "libgpiod lines on the gpio-sim chip", .serialized,
-    .enabled(if: hasGPIOChip, "no /dev/gpiochip0 on this machine: these run in the VM suite (Tests/VM) with the gpio-sim chip wristlink-vm"),
+    .enabled(if: hasGPIOChip, "no /dev/gpiochip0 on this machine: run these by hand in the VM guest with the gpio-sim chip wristlink-vm (Tests/VM/NOTES.md, \"Swift GPIODLines against gpio-sim\"); make test's VM suite exercises GPIODLines only through the wristlink binary"),
     .enabled(if: hasSimChip, "/dev/gpiochip0 exists but no chip is labelled wristlink-vm: create the gpio-sim chip as Tests/VM/guest.sh does"))
 struct GPIODSimChipTests {
 
@@ -106,7 +95,7 @@ struct GPIODSimChipTests {
     }
 
     static func vmBoard() throws -> BoardConfig {
-        try BoardConfig.parse(try #require(readText(repositoryRoot + "/board/vm/board.conf")))
+        try BoardConfig.parse(try ProcessControl.readFile(repositoryRoot + "/board/vm/board.conf"))
     }
 
     @Test("outputs drive the lines, a simulated press arrives as edges through poll, allOff clears")
@@ -115,9 +104,9 @@ struct GPIODSimChipTests {
         for output in 0..<3 {
             let value = try #require(Self.simFile(output, "value"))
             lines.setOutput(output, on: true)
-            #expect(readText(value)?.hasPrefix("1") == true)
+            #expect(try ProcessControl.readFile(value).hasPrefix("1"))
             lines.setOutput(output, on: false)
-            #expect(readText(value)?.hasPrefix("0") == true)
+            #expect(try ProcessControl.readFile(value).hasPrefix("0"))
         }
         let pull = try #require(Self.simFile(3, "pull"))
         var edges: [(button: Int, pressed: Bool)] = []
@@ -141,7 +130,7 @@ struct GPIODSimChipTests {
         #expect(edges.map(\.pressed) == [true, false])
         lines.setOutput(1, on: true)
         lines.allOff()
-        #expect(readText(try #require(Self.simFile(1, "value")))?.hasPrefix("0") == true)
+        #expect(try ProcessControl.readFile(try #require(Self.simFile(1, "value"))).hasPrefix("0"))
     }
 
     @Test("a line already held stops a second start-up as busy, naming the chip; released lines can be had again")
@@ -171,10 +160,10 @@ struct GPIODSimChipTests {
         let board = try parseBoard("name t\nchip wristlink-vm\noutput led line=led-call active-low=yes\nbutton b line=accept\n")
         var lines = try GPIODLines(board: board)
         let value = try #require(Self.simFile(1, "value"))
-        #expect(readText(value)?.hasPrefix("1") == true)
+        #expect(try ProcessControl.readFile(value).hasPrefix("1"))
         lines.setOutput(0, on: true)
-        #expect(readText(value)?.hasPrefix("0") == true)
+        #expect(try ProcessControl.readFile(value).hasPrefix("0"))
         lines.allOff()
-        #expect(readText(value)?.hasPrefix("1") == true)
+        #expect(try ProcessControl.readFile(value).hasPrefix("1"))
     }
 }

@@ -6,12 +6,6 @@ import TestSupport
 
 @Suite("Bond state file")
 struct StateFileTests {
-    func directory() -> String {
-        let path = "/tmp/wristlink-state-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        _ = mkdir(path, 0o700)
-        return path
-    }
-
     func buffer(_ text: String) -> ByteBuffer {
         var b = ByteBuffer(capacity: 4096)
         b.append(string: text)
@@ -20,7 +14,8 @@ struct StateFileTests {
 
     @Test("written atomically with mode 0600, read back byte for byte, no temporary file left")
     func roundTrip() throws {
-        let dir = directory()
+        let dir = makeScratchDirectory("state")
+        defer { removeTree(dir) }
         let path = StateFile.path(dir)
         try StateFile.write(path, buffer("wristlink-bonds 1\n"))
         #expect(StateFile.mode(path) == 0o600)
@@ -34,19 +29,25 @@ struct StateFileTests {
     func modeDespiteUmask() throws {
         let old = umask(0)
         defer { umask(old) }
-        let path = StateFile.path(directory())
+        let dir = makeScratchDirectory("state")
+        defer { removeTree(dir) }
+        let path = StateFile.path(dir)
         try StateFile.write(path, buffer("x"))
         #expect(StateFile.mode(path) == 0o600)
     }
 
     @Test("a missing file is no bonds, not an error")
     func missing() throws {
-        #expect(try StateFile.read(StateFile.path(directory())) == nil)
+        let dir = makeScratchDirectory("state")
+        defer { removeTree(dir) }
+        #expect(try StateFile.read(StateFile.path(dir)) == nil)
     }
 
     @Test("a corrupt file is moved aside, keeping it for inspection")
     func setAside() throws {
-        let path = StateFile.path(directory())
+        let dir = makeScratchDirectory("state")
+        defer { removeTree(dir) }
+        let path = StateFile.path(dir)
         try StateFile.write(path, buffer("garbage"))
         let aside = StateFile.setAside(path)
         #expect(ProcessControl.exists(path) == false)
@@ -54,9 +55,18 @@ struct StateFileTests {
         #expect(aside.hasPrefix(path + ".corrupt-"))
     }
 
-    @Test("a write into a directory that cannot be written fails with a typed error and leaves the old file")
+    @Test("a write whose temporary file cannot be created fails with a typed error and leaves the old file")
     func failedWriteKeepsOld() throws {
-        let path = "/proc/wristlink-cannot-exist/bonds"
-        #expect(throws: SystemError.self) { try StateFile.write(path, buffer("x")) }
+        let dir = makeScratchDirectory("state")
+        defer { removeTree(dir) }
+        let path = StateFile.path(dir)
+        try StateFile.write(path, buffer("wristlink-bonds 1\n"))
+        // A directory where the temporary file goes: its open(O_WRONLY)
+        // fails (EISDIR, for root too).
+        try #require(mkdir(path + ".tmp", 0o700) == 0)
+        #expect(throws: SystemError.self) { try StateFile.write(path, buffer("wristlink-bonds 1\nirk c12233445566 02 00112233445566778899aabbccddeeff\n")) }
+        #expect(try StateFile.read(path) == Array("wristlink-bonds 1\n".utf8))
+        // A directory that does not exist fails the same way.
+        #expect(throws: SystemError.self) { try StateFile.write("/proc/wristlink-cannot-exist/bonds", buffer("x")) }
     }
 }

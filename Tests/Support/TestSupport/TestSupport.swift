@@ -1,9 +1,11 @@
 // What every test target needs: bytes from and to hex, a seeded generator
-// so randomised tests replay, allocation counting, and the repository root
-// (tests read the shipped board and policy files).
+// so randomised tests replay, allocation counting, the repository root
+// (tests read the shipped board and policy files), scratch directories that
+// are removed again, and a shell command's output.
 
 import AllocCounter
 import Bounded
+import Glibc
 
 /// Bytes from a hex string with optional spaces: "00 01 ff".
 public func hex(_ text: String) -> [UInt8] {
@@ -42,6 +44,10 @@ public struct SplitMix64: RandomNumberGenerator {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+
+    /// A number in 0..<bound (modulo, slightly biased; fine for tests, and
+    /// the sequence for a seed stays the same).
+    public mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
 
 /// Runs `body` once to warm up (first use of generic types allocates runtime
@@ -69,3 +75,58 @@ public let repositoryRoot: String = {
     parts.removeLast(4)
     return parts.joined(separator: "/")
 }()
+
+/// A new, empty directory for one test: /tmp/wristlink-<name>-XXXXXX, mode
+/// 0700. Remove it when the test ends (`defer { removeTree(dir) }`), or
+/// every run leaves it in /tmp.
+public func makeScratchDirectory(_ name: String) -> String {
+    var template = Array("/tmp/wristlink-\(name)-XXXXXX".utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
+    precondition(made, "mkdtemp failed: errno \(errno)")
+    return template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+}
+
+/// Removes a scratch directory and everything in it (symbolic links are
+/// removed, not followed). Refuses any path not made by
+/// `makeScratchDirectory`.
+public func removeTree(_ path: String) {
+    precondition(path.hasPrefix("/tmp/wristlink-") && !path.contains("/../"), "not a scratch directory: \(path)")
+    removeEntry(path)
+}
+
+private func removeEntry(_ path: String) {
+    var st = stat()
+    guard lstat(path, &st) == 0 else { return }
+    guard st.st_mode & S_IFMT == S_IFDIR else {
+        _ = unlink(path)
+        return
+    }
+    var names: [String] = []
+    if let dir = opendir(path) {
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        closedir(dir)
+    }
+    for name in names { removeEntry(path + "/" + name) }
+    _ = rmdir(path)
+}
+
+/// Runs a shell command; its exit status and standard output (standard
+/// error is discarded).
+public func capture(_ command: String) -> (status: Int32, output: String) {
+    guard let pipe = popen(command + " 2>/dev/null", "r") else { return (-1, "") }
+    var output = [UInt8]()
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = fread(&buffer, 1, buffer.count, pipe)
+        if n <= 0 { break }
+        output += buffer[0..<n]
+    }
+    return (pclose(pipe), String(decoding: output, as: UTF8.self))
+}
+
+/// Whether tshark is installed, for the tests that decode a btsnoop trace
+/// with it (`make test` installs it).
+public let tsharkPresent = access("/usr/bin/tshark", X_OK) == 0
