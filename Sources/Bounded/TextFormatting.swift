@@ -1,6 +1,6 @@
 // Formatting text into a fixed buffer without allocating: log lines and the
 // JSON events stream are built here. Output that does not fit is cut (the
-// buffer refuses bytes past its capacity) and `wasCut` says so.
+// buffer refuses bytes past its capacity) and the append returns false.
 
 extension ByteBuffer {
     @discardableResult
@@ -62,6 +62,13 @@ extension ByteBuffer {
         }
     }
 
+    /// Two lowercase hex digits.
+    @discardableResult
+    public mutating func append(hexByte b: UInt8) -> Bool {
+        func digit(_ n: UInt8) -> UInt8 { n < 10 ? UInt8(ascii: "0") + n : UInt8(ascii: "a") + n - 10 }
+        return append(digit(b >> 4)) && append(digit(b & 0x0F))
+    }
+
     /// A JSON string literal (quotes included) of UTF-8 `bytes`: quote,
     /// backslash and control characters escaped; invalid UTF-8 is passed
     /// through as the replacement character.
@@ -78,7 +85,7 @@ extension ByteBuffer {
             case 0x0D: guard append(text: "\\r") else { return false }
             case 0x09: guard append(text: "\\t") else { return false }
             case 0..<0x20, 0x7F:
-                guard append(text: "\\u00"), append(hex: [b].span) else { return false }
+                guard append(text: "\\u00"), append(hexByte: b) else { return false }
             case 0x80...:
                 let length = UTF8Boundary.sequenceLength(bytes, at: i)
                 if length == 0 {
