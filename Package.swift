@@ -72,7 +72,7 @@ var targets: [Target] = [
     .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "wristlink", "wristlink-pi", "PlatformLinux", "Bounded"], swiftSettings: core),
     .testTarget(
         name: "PhoneSimTests",
-        dependencies: ["TestSupport", "PhoneSim", "Firmware", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],
+        dependencies: ["TestSupport", "PhoneSim", "Firmware", "Config", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],
         swiftSettings: core),
 ]
 

@@ -14,7 +14,12 @@
 //   are active, each output needs one pattern slot, and when the newest call
 //   ends the older one's ring carries on.
 // - PreExisting (the replay at session start) never flashes or buzzes: it
-//   only updates the unread indicator.
+//   only updates the unread indicator. Real iPhones sometimes replay without
+//   the flag for a few seconds, so every Added or Modified until
+//   `replayWindowMs` (3 s) after Notification Source is subscribed counts as
+//   replay too, unless it is an incoming call (a call that starts then must
+//   ring). Replay fetches no attributes; the table keeps the newest when a
+//   replay of hundreds overflows it (counted, see NotificationTable).
 // - Modified re-alerts only when the policy says so; Removed stops the UID's
 //   patterns everywhere.
 // - Rules that need attributes (app identifier, title) fetch exactly those,
@@ -62,6 +67,9 @@ public struct WearableConfig: Sendable {
     public var eventCapacity = 64
     /// How long an alert waits for the attributes its rules need.
     public var ruleWaitMs: Int64 = 1_500
+    /// After subscribing, how long notifications without PreExisting are
+    /// still taken as the phone's replay (incoming calls excepted).
+    public var replayWindowMs: Int64 = 3_000
     public var pendingAlertCapacity = 8
 
     public init(board: BoardConfig, policy: PolicyConfig) {
@@ -78,6 +86,9 @@ public struct WearableCounters: Equatable, Sendable {
     public var pendingAlertsOverflowed: UInt64 = 0
     /// Alerts played with the category default because attributes came late.
     public var ruleWaitsExpired: UInt64 = 0
+    /// Notifications without PreExisting taken as replay (no alert, no fetch)
+    /// because they came within `replayWindowMs` of subscribing.
+    public var unflaggedReplays: UInt64 = 0
     public init() {}
 }
 
@@ -123,6 +134,10 @@ public struct WearableCore: ~Copyable {
     public let board: BoardConfig
     public let policy: PolicyConfig
     public let ruleWaitMs: Int64
+    public let replayWindowMs: Int64
+    /// Until when a new notification is taken as replay; nil while the
+    /// session is not subscribed (what arrives then is replay as well).
+    private var replayUntil: Instant? = nil
     public private(set) var phone: PhoneLink
     public private(set) var controller: Controller
     private var pending: FixedArray<PendingAlert>
@@ -149,6 +164,7 @@ public struct WearableCore: ~Copyable {
         board = config.board
         policy = config.policy
         ruleWaitMs = config.ruleWaitMs
+        replayWindowMs = config.replayWindowMs
         phone = PhoneLink(config: config.link)
         controller = Controller(config: config.controller, bonds: bonds)
         pending = FixedArray(capacity: config.pendingAlertCapacity)
@@ -291,10 +307,10 @@ public struct WearableCore: ~Copyable {
             case .added(let record, let evicted):
                 if let evicted { forget(evicted.uid, now: now) }
                 count(record)
-                if !record.flags.contains(.preExisting) { arrive(record, now: now) }
+                if !isReplay(record, now: now) { arrive(record, now: now) }
             case .modified(let record, _):
                 count(record)
-                if policy.realertOnModified, !record.flags.contains(.preExisting) { arrive(record, now: now) }
+                if policy.realertOnModified, !isReplay(record, now: now) { arrive(record, now: now) }
             case .removed(let record):
                 count(record)
                 forget(record.uid, now: now)
@@ -304,7 +320,10 @@ public struct WearableCore: ~Copyable {
             updateUnread(now: now)
         case .command(let result):
             commandFinished(result, now: now)
+        case .subscribed:
+            replayUntil = now.advanced(byMs: replayWindowMs)
         case .ended:
+            replayUntil = nil
             player.stopAll()
             pending.removeAll()
             clearSustained()
@@ -316,6 +335,16 @@ public struct WearableCore: ~Copyable {
         default:
             break
         }
+    }
+
+    /// Whether `record` is part of the session-start replay: flagged
+    /// PreExisting, or (not a call) arriving before the replay window closed.
+    private mutating func isReplay(_ record: NotificationRecord, now: Instant) -> Bool {
+        if record.flags.contains(.preExisting) { return true }
+        if record.isIncomingCall { return false }
+        if let until = replayUntil, now >= until { return false }
+        counters.unflaggedReplays &+= 1
+        return true
     }
 
     private mutating func count(_ record: NotificationRecord) {

@@ -72,6 +72,8 @@ public struct PhoneCore: ~Copyable {
     private var notificationQueue: RingBuffer<NotificationSourceEvent>
     private var replayActive = false
     private var replayCount = 0
+    /// `replay-flag off` clears it: the replay then looks like new posts.
+    private var replayFlagged = true
     private var dataSource: PacketQueue
     private var dataSourceOffset = 0
     private var dataSourceFragments = 0
@@ -441,7 +443,13 @@ public struct PhoneCore: ~Copyable {
     }
 
     private mutating func post(_ spec: NotificationSpec, announce: Bool) {
-        let uid = spec.uid ?? store.nextUID
+        for i in 0..<max(1, spec.count) {
+            let uid = spec.uid.map { $0 &+ UInt32(truncatingIfNeeded: i) } ?? store.nextUID
+            post(uid: uid, spec, announce: announce)
+        }
+    }
+
+    private mutating func post(uid: UInt32, _ spec: NotificationSpec, announce: Bool) {
         performed.removeAll { $0 == uid }
         switch store.post(uid: uid, category: spec.category, flags: spec.flags, content: spec.content) {
         case .added(let evicted):
@@ -528,7 +536,7 @@ public struct PhoneCore: ~Copyable {
     private mutating func pumpReplay() -> Bool {
         guard replayActive, isSubscribed(.notificationSource), let n = store.takeNextReplay() else { return false }
         sendNotificationSource(NotificationSourceEvent(
-            eventID: .added, flags: n.flags.union(.preExisting), category: n.category,
+            eventID: .added, flags: replayFlagged ? n.flags.union(.preExisting) : n.flags, category: n.category,
             categoryCount: store.categoryCount(n.category), uid: n.uid))
         checkReplayFinished()
         return true
@@ -759,6 +767,8 @@ public struct PhoneCore: ~Copyable {
         case .notify(let spec):
             reportTruncation(spec.content, line: line)
             post(spec, announce: true)
+        case .replayFlag(let on):
+            replayFlagged = on
         case .remove(let uid):
             guard let removed = store.remove(uid: uid) else { return .failed(reason: "unknown-uid") }
             announceRemoved(removed)

@@ -28,7 +28,7 @@ public struct PhoneConfig: Sendable {
     public var browsePeer = true
     /// Preload the display names of Phone, Messages and Mail.
     public var preloadAppleApps = true
-    public var notificationCapacity = 128
+    public var notificationCapacity = 256
     public var appCapacity = 32
     /// Notification Source events waiting to be sent (the PreExisting
     /// replay needs none of these).

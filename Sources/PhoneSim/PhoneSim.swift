@@ -51,7 +51,7 @@
 //   notify   <category> [key=value...]      Added (Modified when the uid exists)
 //       keys: uid=N app=ID title=T subtitle=T message=T date=yyyyMMddTHHmmSS
 //             flags=important,silent,positive,negative (or none)
-//             positive-label=T negative-label=T
+//             positive-label=T negative-label=T count=N (N copies, consecutive UIDs)
 //       <category>: IncomingCall MissedCall Voicemail Social Schedule Email
 //             News HealthAndFitness BusinessAndFinance Location
 //             Entertainment Other, or a number 0-255
@@ -74,6 +74,7 @@
 //   remove-ancs | add-ancs                   ANCS gone (or back), with an indication
 //   error   <code> [count]                   answer the next count (1) Control Point writes
 //                                            with ATT error code (e.g. 0xA3)
+//   replay-flag on|off                       whether the replay carries PreExisting (on)
 //   connect | disconnect                     ask the platform to (re)connect or hang up
 //   quit                                     stop: the `quit` action, the queue is dropped
 //

@@ -56,12 +56,18 @@ public struct NotificationSpec: Equatable, Sendable {
     /// phone's to set during the replay.
     public var flags: EventFlags
     public var content: NotificationContent
+    /// How many notifications the line posts (`count=N`): UIDs `uid`,
+    /// `uid`+1, ... (or the next free ones), the same content.
+    public var count: Int
 
-    public init(uid: UInt32? = nil, category: CategoryID, flags: EventFlags = [], content: NotificationContent = NotificationContent()) {
+    public init(
+        uid: UInt32? = nil, category: CategoryID, flags: EventFlags = [], content: NotificationContent = NotificationContent(), count: Int = 1
+    ) {
         self.uid = uid
         self.category = category
         self.flags = flags
         self.content = content
+        self.count = count
     }
 }
 
@@ -84,6 +90,9 @@ public enum ScenarioCommand: Equatable, Sendable {
     case addANCS
     /// Answer the next `count` Control Point writes with ATT error `code`.
     case error(code: UInt8, count: Int)
+    /// Whether replays carry PreExisting (`replay-flag on|off`; on by
+    /// default). Some iPhones replay without it for a few seconds.
+    case replayFlag(on: Bool)
     case connect
     case disconnect
     case quit
@@ -102,6 +111,7 @@ public enum ScenarioCommand: Equatable, Sendable {
         case .removeANCS: "remove-ancs"
         case .addANCS: "add-ancs"
         case .error: "error"
+        case .replayFlag: "replay-flag"
         case .connect: "connect"
         case .disconnect: "disconnect"
         case .quit: "quit"

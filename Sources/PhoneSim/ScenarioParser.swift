@@ -18,6 +18,8 @@ public enum ScenarioParser {
     public static let defaultDate: StaticString = "20260101T120000"
     /// Longest `sleep` or wait timeout: one day.
     public static let maxDurationMs: UInt64 = 86_400_000
+    /// Most notifications one line may post (`count=`).
+    public static let maxCount: UInt64 = 1_000
 
     /// Parses one line (without its newline). Nil for a blank or comment line.
     public static func parse(_ line: Span<UInt8>, lineNumber: Int) throws(ScenarioError) -> ScenarioCommand? {
@@ -104,6 +106,13 @@ public enum ScenarioParser {
             try p.expectOnly(positionals: 2)
             return .error(code: UInt8(code), count: count)
         }
+        if matches(line, verb, "replay-flag") {
+            let t = try p.positional(0, what: "on|off")
+            try p.expectOnly(positionals: 1)
+            if matches(line, t, "on") { return .replayFlag(on: true) }
+            if matches(line, t, "off") { return .replayFlag(on: false) }
+            throw p.error(.unexpectedArgument, at: t)
+        }
         let command: ScenarioCommand
         if matches(line, verb, "service-changed") {
             command = .serviceChanged
@@ -137,6 +146,7 @@ public enum ScenarioParser {
         static let flags = Key(rawValue: 1 << 6)
         static let positiveLabel = Key(rawValue: 1 << 7)
         static let negativeLabel = Key(rawValue: 1 << 8)
+        static let count = Key(rawValue: 1 << 9)
     }
 
     static func options(_ line: Span<UInt8>, _ p: Arguments, into spec: inout NotificationSpec) throws(ScenarioError) {
@@ -175,6 +185,10 @@ public enum ScenarioParser {
                 k = .positiveLabel
                 spec.content.positiveLabel.removeAll()
                 copy(line, t, into: &spec.content.positiveLabel)
+            } else if matchesKey(line, t, "count") {
+                k = .count
+                spec.count = Int(try number(line, t, max: maxCount, p))
+                guard spec.count > 0 else { throw p.error(.numberOutOfRange, at: t) }
             } else if matchesKey(line, t, "negative-label") {
                 k = .negativeLabel
                 spec.content.negativeLabel.removeAll()

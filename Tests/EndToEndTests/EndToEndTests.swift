@@ -122,6 +122,7 @@ struct EndToEndTests {
         writeFile(dir + "/policy.conf", readText(repositoryRoot + "/board/policy.conf") + "\nrule title=\"Mom\" led-call=blink\n")
         writeFile(dir + "/secret.scn", """
             wait-subscribed 10000
+            sleep 3500
             message "Zanzibar-Title-4711" "Quokka-Message-0815" uid=3
             sleep 1000
             quit

@@ -155,6 +155,9 @@ public func benchConfig(root: String, extraPolicy: String = "") throws -> Wearab
     let policy = try PolicyConfig.parse(try ProcessControl.readFile(root + "/board/policy.conf") + "\n" + extraPolicy, board: board)
     var config = WearableConfig(board: board, policy: policy)
     config.controller.enabled = false  // the UNIX link has no controller
+    // Measured notifications start right after subscribing; with the replay
+    // window they would be taken as the session's replay and never alert.
+    config.replayWindowMs = 0
     return config
 }
 

@@ -130,3 +130,20 @@ public func capture(_ command: String) -> (status: Int32, output: String) {
 /// Whether tshark is installed, for the tests that decode a btsnoop trace
 /// with it (`make test` installs it).
 public let tsharkPresent = access("/usr/bin/tshark", X_OK) == 0
+
+/// The text of a file in the repository (`board/...`), for tests that use
+/// the shipped board, policy and scenario files. Traps if it is missing: a
+/// test must not pass by reading nothing.
+public func readRepositoryFile(_ relativePath: String) -> String {
+    let path = repositoryRoot + "/" + relativePath
+    guard let file = fopen(path, "r") else { preconditionFailure("cannot open \(path): errno \(errno)") }
+    defer { fclose(file) }
+    var bytes = [UInt8]()
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = fread(&buffer, 1, buffer.count, file)
+        if n <= 0 { break }
+        bytes += buffer[0..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
