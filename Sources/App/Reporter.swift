@@ -209,6 +209,14 @@ public struct Reporter: ~Copyable, EventSink {
         case .bondIgnored(let reason): pairing("not-bonded", reason: reason, now: now)
         case .refusedUnbonded: pairing("refused-unbonded", now: now)
         case .pairingFailed(let status): pairing("failed", reason: status, now: now)
+        case .staleBond(let replacing):
+            pairing("stale-bond", reason: replacing ? "replacing" : "refused", now: now)
+            if !replacing {
+                logLine(.warning) {
+                    $0.append(text: "a bonded phone asks to pair again: it has probably forgotten this wearable (Forget This Device). ")
+                    $0.append(text: "Hold both buttons to open pairing mode and pair it again.")
+                }
+            }
         case .connected(let bonded):
             logLine(.info) { $0.append(text: bonded ? "bonded phone connected" : "new phone connected (pairing mode)") }
         case .reconnected(let afterMs):

@@ -22,6 +22,16 @@
 // the state file atomically. Bonded phones re-encrypt with the stored key:
 // no request, no press.
 //
+// Stale bonds (issue 10): after "Forget This Device" the iPhone no longer
+// has our keys, but we still hold its bond, so encrypting with it fails and
+// the phone asks to pair afresh. A pairing request (or an authentication
+// failure) from a phone we hold a bond for is reported as `staleBond`. In
+// pairing mode the request goes to the wearer as usual, and once granted
+// the old bond is dropped, so the new pairing's keys replace it whole (no
+// old IRK or LTK of the other role left behind). Outside pairing mode it is
+// refused, and the event tells the wearer the fix: hold both buttons to
+// pair again.
+//
 // The set-up sequence (`ControllerSetup`) restarts when the controller comes
 // back (Index Added), and `retryDelayMs` after a failed step.
 
@@ -59,6 +69,10 @@ public enum ControllerEvent: Equatable, Sendable {
     case refusedUnbonded
     case disconnected(reason: UInt8)
     case pairingFailed(status: Name)
+    /// A phone we hold a bond for asks to pair again or failed to encrypt:
+    /// it has probably forgotten us. `replacing`: pairing mode is on and the
+    /// new pairing will replace the bond; otherwise it was refused.
+    case staleBond(replacing: Bool)
     case dropped(reason: Name)
 }
 
@@ -71,6 +85,11 @@ public struct Controller: ~Copyable {
     private var scratch: ByteBuffer
     private var manualPairingUntil: Instant? = nil
     private var consentFor: DeviceAddress? = nil
+    /// The pairing waiting for consent comes from a phone we hold a bond for.
+    private var consentReplacesBond = false
+    /// `staleBond` was reported for this connection (a refused pairing is
+    /// followed by an authentication failure: one report is enough).
+    private var staleBondReported = false
     private var consentUntil = Instant.zero
     private var disconnectedAt: Instant? = nil
     private var retryAt: Instant? = nil
@@ -150,6 +169,7 @@ public struct Controller: ~Copyable {
             deviceConnected(connected.address, now: now)
         case .deviceDisconnected(let address, let reason):
             if consentFor == address { clearConsent() }
+            staleBondReported = false
             disconnectedAt = now
             emit(.disconnected(reason: reason.rawValue))
         case .userConfirmationRequest(let request):
@@ -163,6 +183,8 @@ public struct Controller: ~Copyable {
         case .authenticationFailed(let address, let status):
             if consentFor == address { clearConsent() }
             emit(.pairingFailed(status: Name(status.name)))
+            // Encryption with our stored key failed: the phone has lost it.
+            if !isPairingMode, bonds.firstIndex(of: address) != nil { reportStaleBond(replacing: false) }
             // A phone without a bond that failed to pair (refused, or gave
             // up) stays connected otherwise, unencrypted and useless, and
             // holds the one ATT link the wearer's own phone needs.
@@ -188,16 +210,21 @@ public struct Controller: ~Copyable {
     }
 
     private mutating func confirmationRequested(_ address: DeviceAddress, now: Instant) {
+        let bonded = bonds.firstIndex(of: address) != nil
         guard isPairingMode else {
+            if bonded { reportStaleBond(replacing: false) }
             emit(.consent(granted: false, reason: "not-pairing"))
             send(.userConfirmationNegativeReply(address))
             return
         }
+        if bonded { reportStaleBond(replacing: true) }
         if config.autoAcceptPairing {
             emit(.consent(granted: true, reason: "automatic"))
+            if bonded { dropBond(address) }
             send(.userConfirmationReply(address))
             return
         }
+        consentReplacesBond = bonded
         consentFor = address
         consentUntil = now.advanced(byMs: config.consentWindowMs)
         emit(.consentRequested)
@@ -206,12 +233,29 @@ public struct Controller: ~Copyable {
     /// The wearer's answer to a pairing request (a button press).
     public mutating func consent(granted: Bool, now: Instant) {
         guard let address = consentFor else { return }
+        let replacing = consentReplacesBond
         clearConsent()
         emit(.consent(granted: granted, reason: granted ? "button" : "rejected"))
+        if granted && replacing { dropBond(address) }
         send(granted ? .userConfirmationReply(address) : .userConfirmationNegativeReply(address))
     }
 
-    private mutating func clearConsent() { consentFor = nil }
+    private mutating func clearConsent() {
+        consentFor = nil
+        consentReplacesBond = false
+    }
+
+    private mutating func reportStaleBond(replacing: Bool) {
+        guard !staleBondReported else { return }
+        staleBondReported = true
+        emit(.staleBond(replacing: replacing))
+    }
+
+    /// Forgets our half of a bond the phone has lost, before the new
+    /// pairing's keys arrive (saved with them, or now if pairing fails).
+    private mutating func dropBond(_ address: DeviceAddress) {
+        if bonds.remove(address) { bondsNeedSaving = true }
+    }
 
     /// `wasPairing`: pairing mode was on before the key was applied. It ends
     /// with a stored bond, whether it was opened by the buttons or was on

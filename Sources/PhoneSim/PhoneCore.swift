@@ -798,6 +798,12 @@ public struct PhoneCore: ~Copyable {
                 act(.disconnect(reason: "scenario"))
                 takeDown(reason: "scenario")
             }
+        case .forget:
+            forgetBond()
+            if isConnected {
+                act(.disconnect(reason: "forget"))
+                takeDown(reason: "forget")
+            }
         case .quit:
             act(.quit)
             program.removeAll()

@@ -76,6 +76,7 @@
 //                                            with ATT error code (e.g. 0xA3)
 //   replay-flag on|off                       whether the replay carries PreExisting (on)
 //   connect | disconnect                     ask the platform to (re)connect or hang up
+//   forget                                   drop the bond and hang up (Forget This Device)
 //   quit                                     stop: the `quit` action, the queue is dropped
 //
 // Waits default to `PhoneConfig.defaultWaitTimeoutMs` (30 s); a timeout

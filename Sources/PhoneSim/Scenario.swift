@@ -95,6 +95,9 @@ public enum ScenarioCommand: Equatable, Sendable {
     case replayFlag(on: Bool)
     case connect
     case disconnect
+    /// "Forget This Device": the phone drops its bond and hangs up; it
+    /// pairs afresh at the next connection.
+    case forget
     case quit
 
     /// The command word, for events.
@@ -114,6 +117,7 @@ public enum ScenarioCommand: Equatable, Sendable {
         case .replayFlag: "replay-flag"
         case .connect: "connect"
         case .disconnect: "disconnect"
+        case .forget: "forget"
         case .quit: "quit"
         }
     }

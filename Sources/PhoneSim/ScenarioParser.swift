@@ -124,6 +124,8 @@ public enum ScenarioParser {
             command = .connect
         } else if matches(line, verb, "disconnect") {
             command = .disconnect
+        } else if matches(line, verb, "forget") {
+            command = .forget
         } else if matches(line, verb, "quit") {
             command = .quit
         } else {

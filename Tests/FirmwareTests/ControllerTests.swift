@@ -104,12 +104,70 @@ struct ControllerTests {
         #expect(rig.events().contains(.pairingFailed(status: "authentication-failed")))
     }
 
-    @Test("a bonded phone whose encryption failed is left to retry, not disconnected")
+    @Test("a bonded phone whose encryption failed is left to retry, not disconnected, and reported as a stale bond")
     func bondedAuthenticationFailure() {
         var rig = ControllerRig(bonds: bondFile)
         rig.feed(deviceConnected)
+        _ = rig.events()
         rig.feed(mgmtEvent(0x0011, phoneAddress + " 05"))
         #expect(rig.sent() == [])
+        #expect(rig.events() == [.pairingFailed(status: "authentication-failed"), .staleBond(replacing: false)])
+    }
+
+    @Test("stale bond (Forget This Device): outside pairing mode the phone's new pairing is refused, reported once, the bond kept")
+    func staleBondRefusedOutsidePairingMode() {
+        var rig = ControllerRig(bonds: bondFile)
+        #expect(rig.controller.isPairingMode == false)
+        rig.feed(deviceConnected)
+        _ = rig.events()
+        rig.feed(confirmationRequest)
+        #expect(rig.sent() == ["1D 00 00 00 07 00 " + phoneAddress])
+        rig.feed(mgmtEvent(0x0011, phoneAddress + " 05"))  // the refused pairing fails
+        #expect(rig.events() == [
+            .staleBond(replacing: false), .consent(granted: false, reason: "not-pairing"),
+            .pairingFailed(status: "authentication-failed"),
+        ])
+        #expect(rig.controller.bonds.count == 1, "the bond stays until the wearer opens pairing mode")
+        #expect(rig.controller.bondsNeedSaving == false)
+        // The next connection reports it again.
+        rig.feed(deviceDisconnected)
+        rig.feed(deviceConnected)
+        rig.feed(confirmationRequest)
+        #expect(rig.events().contains(.staleBond(replacing: false)))
+    }
+
+    @Test("stale bond in pairing mode: once the wearer accepts, the old bond is dropped and the new pairing's keys replace it")
+    func staleBondReplacedInPairingMode() {
+        let oldBond = bondFile + "irk c12233445566 02 0f0e0d0c0b0a09080706050403020100\n"
+        var rig = ControllerRig(bonds: oldBond)
+        rig.controller.enterPairingMode(now: rig.now)
+        rig.feed(deviceConnected)
+        _ = rig.events()
+        rig.feed(confirmationRequest)
+        #expect(rig.events() == [.staleBond(replacing: true), .consentRequested])
+        #expect(rig.controller.bonds.count == 1, "nothing is dropped before the wearer agrees")
+        rig.controller.consent(granted: true, now: rig.now)
+        #expect(rig.sent() == ["1C 00 00 00 07 00 " + phoneAddress])
+        #expect(rig.controller.bonds.count == 0)
+        #expect(rig.controller.bondsNeedSaving == true)
+        // The new pairing's key (a different value) becomes the whole bond.
+        rig.feed(mgmtEvent(0x000A, "01 " + phoneAddress + " 02 00 10 0000 0000000000000000 FFEEDDCCBBAA99887766554433221100"))
+        #expect(rig.events().contains(.bondStored))
+        var out = ByteBuffer(capacity: 4096)
+        #expect(rig.controller.serializeBonds(into: &out) == true)
+        #expect(String(decoding: out.toArray(), as: UTF8.self)
+            == "wristlink-bonds 1\nltk c12233445566 02 02 00 10 0000 0000000000000000 ffeeddccbbaa99887766554433221100\n")
+        #expect(rig.controller.isPairingMode == false)
+    }
+
+    @Test("stale bond in pairing mode, the wearer refuses: the old bond is kept")
+    func staleBondKeptWhenRefused() {
+        var rig = ControllerRig(bonds: bondFile)
+        rig.controller.enterPairingMode(now: rig.now)
+        rig.feed(confirmationRequest)
+        rig.controller.consent(granted: false, now: rig.now)
+        #expect(rig.sent() == ["1D 00 00 00 07 00 " + phoneAddress])
+        #expect(rig.controller.bonds.count == 1)
     }
 
     @Test("a press on reject refuses the pairing")

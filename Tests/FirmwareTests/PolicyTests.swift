@@ -410,6 +410,34 @@ struct ConsentTests {
         #expect(rig.events.contains(.controller(.pairingMode(on: true, reason: "buttons"))))
     }
 
+    @Test("a phone that forgot the wearable: refused with the fix reported; both buttons held, then accept, pair it again")
+    func forgottenBondPairedAgainWithButtons() {
+        var rig = CoreRig(controller: true, bonds: bondFile)
+        rig.core.controllerPacket(Self.packet(deviceConnected), now: rig.now)
+        rig.management.removeAll()
+        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now)
+        rig.settle()
+        #expect(rig.management == ["1D 00 00 00 07 00 " + phoneAddress], "outside pairing mode: Negative Reply")
+        #expect(rig.events.contains(.controller(.staleBond(replacing: false))))
+        rig.core.controllerPacket(Self.packet(deviceDisconnected), now: rig.now)
+        // The wearer holds both buttons, the phone pairs again, accept.
+        rig.core.input(.edge(button: 0, pressed: true, at: rig.now), now: rig.now)
+        rig.core.input(.edge(button: 1, pressed: true, at: rig.now), now: rig.now)
+        rig.advance(ms: 900)
+        rig.core.input(.edge(button: 0, pressed: false, at: rig.now), now: rig.now)
+        rig.core.input(.edge(button: 1, pressed: false, at: rig.now), now: rig.now)
+        rig.advance(ms: 100)
+        #expect(rig.core.controller.isPairingMode == true)
+        rig.core.controllerPacket(Self.packet(deviceConnected), now: rig.now)
+        rig.management.removeAll()
+        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now)
+        rig.settle()
+        #expect(rig.events.contains(.controller(.staleBond(replacing: true))))
+        rig.press(0)
+        #expect(rig.management == ["1C 00 00 00 07 00 " + phoneAddress])
+        #expect(rig.core.controller.bonds.count == 0, "the stale bond is gone; the new keys will replace it")
+    }
+
     static func packet(_ bytes: [UInt8]) -> ByteBuffer {
         var b = ByteBuffer(capacity: bytes.count)
         b.append(contentsOf: bytes.span)

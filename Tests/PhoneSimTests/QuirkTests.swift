@@ -78,6 +78,26 @@ struct QuirkTests {
         #expect(lateFlickers)
         #expect(rig.core.counters.unflaggedReplays == 1)
     }
+
+    @Test("Forget This Device: the phone drops its bond and hangs up; at reconnection it pairs afresh and the session comes back")
+    func forgottenBondPairsAgain() {
+        var rig = WearableLoopback(scenario: "forgot-wearable.scn")
+        let ledCall = rig.output("led-call")
+        rig.connect()
+        rig.run(forMs: 500)
+        #expect(rig.core.phone.state == .live)
+        rig.run(forMs: 1_000)
+        #expect(rig.core.phone.state == .disconnected)
+        #expect(rig.phone.isBonded == false)
+        rig.run(forMs: 2_500)
+        #expect(rig.core.phone.state == .live)
+        #expect(rig.phoneEvents.filter { $0 == .pairingStarted }.count == 2, "paired at first contact and again after forgetting")
+        #expect(rig.phoneEvents.filter { $0 == .secured(newlyPaired: true) }.count == 2)
+        #expect(rig.phone.isBonded == true)
+        let callLit = rig.core.isAlerting(uid: 1, output: ledCall)
+        #expect(callLit)
+        #expect(rig.phoneEvents.contains(.scenarioFinished(ok: true)))
+    }
 }
 
 extension PhoneCore {
