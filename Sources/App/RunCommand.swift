@@ -12,6 +12,7 @@ public enum RunCommand {
         USAGE: wristlink run [--link bluez[:hciN] | --link unix:PATH] [--board FILE] [--policy FILE]
                              [--gpio chip | --gpio sim] [--events FILE|-] [--trace FILE]
                              [--log-level LEVEL] [--state-dir DIR] [--consent-window-ms MS] [--accept-pairing]
+                             [--replay-window-ms MS]
 
           --link bluez[:hciN]  the phone over the kernel's Bluetooth stack (default bluez:hci0)
           --link unix:PATH     listen on a UNIX SOCK_SEQPACKET socket instead (one packet = one ATT PDU),
@@ -29,6 +30,8 @@ public enum RunCommand {
                                refused (1000...25000, default 20000; SMP itself gives up after 30 s)
           --accept-pairing     accept pairing requests in pairing mode without a press (a headless
                                test rig; a wearer should not use it)
+          --replay-window-ms MS  after subscribing, how long notifications (calls excepted) are taken
+                               as the phone's replay and never alert (0...30000, default 3000)
 
         Stops on SIGINT or SIGTERM with every output off. Exit codes: see wristlink help.
         """
@@ -48,11 +51,16 @@ public enum RunCommand {
         var stateDir = "/var/lib/wristlink"
         var consentWindowMs: Int64? = nil
         var acceptPairing = false
+        var replayWindowMs: Int64? = nil
     }
 
     static func parse(_ args: ArraySlice<String>) throws(UsageError) -> Options {
         let a = try Arguments(
-            args, valued: ["--link", "--board", "--policy", "--gpio", "--events", "--trace", "--log-level", "--state-dir", "--consent-window-ms"],
+            args,
+            valued: [
+                "--link", "--board", "--policy", "--gpio", "--events", "--trace", "--log-level", "--state-dir", "--consent-window-ms",
+                "--replay-window-ms",
+            ],
             boolean: ["--accept-pairing"])
         var o = Options()
         if let link = a.value("--link") {
@@ -84,6 +92,12 @@ public enum RunCommand {
             }
             o.consentWindowMs = ms
         }
+        if let text = a.value("--replay-window-ms") {
+            guard let ms = Int64(text), ms >= 0, ms <= 30_000 else {
+                throw UsageError("--replay-window-ms must be a number of milliseconds from 0 to 30000 (got '\(text)')")
+            }
+            o.replayWindowMs = ms
+        }
         if let level = a.value("--log-level") {
             guard let l = LogLevel(name: level) else { throw UsageError("--log-level must be error, warning, notice, info or debug") }
             Log.level = l
@@ -112,6 +126,7 @@ public enum RunCommand {
         var config = WearableConfig(board: board, policy: policy)
         if let ms = options.consentWindowMs { config.controller.consentWindowMs = ms }
         config.controller.autoAcceptPairing = options.acceptPairing
+        if let ms = options.replayWindowMs { config.replayWindowMs = ms }
         var events: OutputFile? = nil
         if let path = options.eventsPath {
             do { events = try OutputFile(path: path) } catch {

@@ -158,6 +158,9 @@ struct EndToEndTests {
         let (usage, usageText) = try run(["run", "--link", "tcp:1"])
         #expect(usage == 2)
         #expect(usageText.contains("--link must be bluez, bluez:hciN or unix:PATH"))
+        let (window, windowText) = try run(["run", "--gpio", "sim", "--replay-window-ms", "99999"])
+        #expect(window == 2)
+        #expect(windowText.contains("--replay-window-ms must be a number of milliseconds from 0 to 30000"))
         let dir = makeScratchDirectory("e2e")
         defer { removeTree(dir) }
         writeFile(dir + "/bad.conf", "name x\nchip sim\noutput a\nbutton b\nwobble 3\n")
