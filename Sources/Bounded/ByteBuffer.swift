@@ -83,13 +83,6 @@ public struct ByteBuffer: ~Copyable {
         return true
     }
 
-    /// Appends all of `other` (a sibling buffer: passing the buffer rather
-    /// than its span keeps the two accesses apart for exclusivity checking).
-    @discardableResult
-    public mutating func append(copyOf other: borrowing ByteBuffer) -> Bool {
-        append(contentsOf: other.span)
-    }
-
     /// Lets `body` fill up to `freeCount` bytes after the current end in
     /// place; `body` returns how many it wrote. For receiving from a socket
     /// without an intermediate copy.

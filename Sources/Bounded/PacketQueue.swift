@@ -54,9 +54,6 @@ public struct PacketQueue: ~Copyable {
         push(buffer.span, tag: tag)
     }
 
-    /// The tag of the oldest PDU.
-    public var firstTag: UInt16? { lengths.first?.tag }
-
     /// Calls `body` with the oldest packet's bytes without removing it.
     public func withFirst<R>(_ body: (Span<UInt8>) -> R) -> R? {
         guard let entry = lengths.first else { return nil }
@@ -71,6 +68,7 @@ public struct PacketQueue: ~Copyable {
     /// Moves the oldest PDU into `out`; returns its tag, or nil when empty.
     public mutating func pop(into out: inout ByteBuffer) -> UInt16? {
         guard let entry = lengths.popFirst() else { return nil }
+        precondition(out.capacity >= entry.length, "packet buffer smaller than the queue's packets")
         out.removeAll()
         let bytes = Span(_unsafeStart: UnsafePointer(arena + entry.slot * slotBytes), count: entry.length)
         out.append(contentsOf: bytes)

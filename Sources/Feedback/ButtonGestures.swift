@@ -189,7 +189,9 @@ public struct ButtonGestures: ~Copyable {
             counters.edgesIgnored &+= 1
             return
         }
-        if let last = state.lastAcceptedAt, at.ms(since: last) < config.debounceMs {
+        // Inclusive: a reversal exactly at the window's close is a bounce;
+        // the settle timer 1 ms later accepts it if the line stays there.
+        if let last = state.lastAcceptedAt, at.ms(since: last) <= config.debounceMs {
             counters.edgesIgnored &+= 1
             return
         }

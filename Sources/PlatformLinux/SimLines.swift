@@ -79,7 +79,6 @@ public struct SimLines: ~Copyable, LineBackend {
         return nil
     }
 
-    /// `press <button> <ms>`; blank lines and `#` comments are ignored.
     /// One console line: `press <button> <ms>`; blank lines and `#`
     /// comments are nothing. Pure, so it can be fuzzed.
     public enum ConsoleCommand: Equatable {

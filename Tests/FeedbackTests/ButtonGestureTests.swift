@@ -51,6 +51,18 @@ struct ButtonGestureTests {
         #expect(rig.gestures.counters.edgesIgnored == 1)
     }
 
+    @Test("the debounce window is inclusive: a release exactly at its close is a bounce, accepted by the settle 1 ms later")
+    func releaseAtWindowCloseSettlesLater() {
+        var rig = GestureRig()
+        rig.gestures.setDoublePress(enabled: false, button: 0)
+        #expect(rig.press(0, at: 0) == [])
+        #expect(rig.release(0, at: 20) == [])
+        #expect(rig.gestures.isPressed(0) == true)
+        #expect(rig.gestures.counters.edgesIgnored == 1)
+        #expect(rig.advance(21) == [ev(.short(button: 0), 21)])
+        #expect(rig.gestures.isPressed(0) == false)
+    }
+
     @Test("a bounce that returns to the pressed level exactly as the debounce window closes keeps the press")
     func bounceReturnsAtWindowEnd() {
         var rig = GestureRig()
