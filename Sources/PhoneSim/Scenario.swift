@@ -84,6 +84,8 @@ public enum ScenarioCommand: Equatable, Sendable {
     case addANCS
     /// Answer the next `count` Control Point writes with ATT error `code`.
     case error(code: UInt8, count: Int)
+    /// The largest ATT MTU the phone agrees to from the next exchange on.
+    case mtu(Int)
     case connect
     case disconnect
     case quit
@@ -102,6 +104,7 @@ public enum ScenarioCommand: Equatable, Sendable {
         case .removeANCS: "remove-ancs"
         case .addANCS: "add-ancs"
         case .error: "error"
+        case .mtu: "mtu"
         case .connect: "connect"
         case .disconnect: "disconnect"
         case .quit: "quit"

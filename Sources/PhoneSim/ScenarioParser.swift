@@ -9,6 +9,7 @@
 // keys, categories, flags) match case-insensitively.
 
 import ANCS
+import ATT
 import Bounded
 
 public enum ScenarioParser {
@@ -103,6 +104,13 @@ public enum ScenarioParser {
             guard count > 0 else { throw p.error(.numberOutOfRange, at: p.optionalPositional(1) ?? verb) }
             try p.expectOnly(positionals: 2)
             return .error(code: UInt8(code), count: count)
+        }
+        if matches(line, verb, "mtu") {
+            let t = try p.positional(0, what: "mtu")
+            let mtu = try number(line, t, max: UInt64(ATTMTU.maximum), p)
+            guard mtu >= UInt64(ATTMTU.minimum) else { throw p.error(.numberOutOfRange, at: t) }
+            try p.expectOnly(positionals: 1)
+            return .mtu(Int(mtu))
         }
         let command: ScenarioCommand
         if matches(line, verb, "service-changed") {
