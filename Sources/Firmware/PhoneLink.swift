@@ -191,6 +191,14 @@ public struct PhoneLink: ~Copyable {
         }
     }
 
+    /// Ends the session on a link that stays up. A long write under way is
+    /// abandoned: its responses are no longer awaited, and the next one
+    /// cancels whatever the phone queued.
+    private mutating func endSession() {
+        session.end()
+        longWrite.abandon()
+    }
+
     private mutating func clearANCSHandles() {
         notificationSourceHandle = 0
         dataSourceHandle = 0
@@ -287,8 +295,7 @@ public struct PhoneLink: ~Copyable {
 
     private mutating func restartANCS(reason: Name, now: Instant) {
         if session.isActive || state == .live { emit(.ended(reason: reason)) }
-        session.end()
-        longWrite.abandon()
+        endSession()
         generation &+= 1
         startANCSDiscovery(now: now)
     }
@@ -350,7 +357,7 @@ public struct PhoneLink: ~Copyable {
             subscribeNotificationSource(now: now)
         case .notificationSourceCCCD:
             guard case .writeResponse = response else {
-                session.end()
+                endSession()
                 return subscribeFailed("notification-source")
             }
             state = .live
@@ -421,6 +428,7 @@ public struct PhoneLink: ~Copyable {
     private mutating func subscribeNotificationSource(now: Instant) {
         guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)) else { return }
         state = .subscribingNotificationSource
+        endSession()
         session.begin()
         writeCCCD(ns.cccdHandle, CCCDValue.notifications, tag: .notificationSourceCCCD, now: now)
     }
@@ -472,7 +480,7 @@ public struct PhoneLink: ~Copyable {
         guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)), ns.cccdHandle != 0 else { return }
         counters.resubscriptions &+= 1
         emit(.ended(reason: "keep-alive"))
-        session.end()
+        endSession()
         state = .resubscribing
         writeCCCD(ns.cccdHandle, CCCDValue.none, tag: .notificationSourceOff, now: now)
     }
