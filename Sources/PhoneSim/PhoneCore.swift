@@ -358,7 +358,8 @@ public struct PhoneCore: ~Copyable {
     private mutating func prepareControlPoint(offset: UInt16, _ value: Span<UInt8>) {
         let handle = PhoneDatabase.controlPointValue
         guard prepared.push(handle: handle, offset: offset, value: value) else {
-            return answerControlPoint(errorCode: ATTErrorCode.prepareQueueFull, reason: "prepare-queue-full", requestOpcode: ATTOpcode.prepareWriteRequest)
+            return answerControlPoint(
+                errorCode: ATTErrorCode.prepareQueueFull, reason: "prepare-queue-full", requestOpcode: ATTOpcode.prepareWriteRequest)
         }
         do {
             try PDUWriter.prepareWriteResponse(&scratch, handle: handle, offset: offset, value: value, mtu: bearer.mtu)
@@ -384,7 +385,12 @@ public struct PhoneCore: ~Copyable {
         // A local copy: the write mutates self, which owns the queue.
         var value = InlineBytes<512>()
         if let refusal = prepared.execute(handle: PhoneDatabase.controlPointValue, into: &value) {
-            let reason: Name = refusal.code == ATTErrorCode.invalidOffset ? "invalid-offset" : "invalid-length"
+            let reason: Name =
+                switch refusal.code {
+                case ATTErrorCode.invalidOffset: "invalid-offset"
+                case ATTErrorCode.invalidAttributeValueLength: "invalid-length"
+                default: "write-not-permitted"
+                }
             PDUWriter.errorResponse(&scratch, requestOpcode: ATTOpcode.executeWriteRequest, handle: refusal.handle, code: refusal.code)
             bearer.respond(copyOf: scratch)
             emit(.errorAnswered(handle: refusal.handle, code: refusal.code, reason: reason))
