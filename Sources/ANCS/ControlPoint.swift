@@ -1,8 +1,9 @@
 // Control Point commands and their encoding.
 //
-// A command must fit in one ATT Write Request, so the caller passes
-// `maxLength` = ATT MTU − 3. A command that would not fit is an error, never
-// a truncation: a truncated command would ask the phone for something else.
+// The caller passes `maxLength`, the most its transport can write: ATT
+// MTU − 3 in one Write Request, or an attribute's 512 bytes with a long
+// write. A command that would not fit is an error, never a truncation: a
+// truncated command would ask the phone for something else.
 
 import Bounded
 
@@ -84,7 +85,7 @@ public enum ControlPointCommand: Equatable, Sendable {
 }
 
 public enum ControlPointError: Error, Equatable, Sendable {
-    /// The command is longer than one Write Request can carry (MTU − 3).
+    /// The command is longer than the caller can write (`maxLength`).
     case doesNotFit(neededBytes: Int, maxBytes: Int)
     case noAttributes
     case emptyAppIdentifier

@@ -62,7 +62,8 @@ public enum CommandFailure: Equatable, Sendable {
     case att(UInt8)
     /// The Data Source response did not complete in time.
     case timedOut
-    /// It could not be encoded (for example longer than MTU − 3).
+    /// It could not be encoded (for example longer than the transport can
+    /// write).
     case unsendable(ControlPointError)
 }
 
@@ -318,9 +319,10 @@ public struct Session: ~Copyable {
         case dropped(CommandResult)
     }
 
-    /// Takes the next command (actions first), encodes it into `out` for a
-    /// Write Request of at most `maxLength` bytes (ATT MTU − 3) and marks it
-    /// in flight. Nil when nothing may be sent now.
+    /// Takes the next command (actions first), encodes it into `out` if it
+    /// has at most `maxLength` bytes (what the transport can write: MTU − 3
+    /// for one Write Request, 512 with a long write) and marks it in flight.
+    /// Nil when nothing may be sent now.
     public mutating func encodeNextCommand(into out: inout ByteBuffer, maxLength: Int) -> SendOutcome? {
         guard canSend else { return nil }
         let pending = actions.popFirst() ?? fetches.popFirst()!

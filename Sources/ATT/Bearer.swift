@@ -107,6 +107,9 @@ public struct ATTBearer: ~Copyable {
     public let config: Config
     /// The ATT MTU in use: 23 until an exchange agrees on more.
     public private(set) var mtu = ATTMTU.minimum
+    /// The largest MTU this side agrees to now: `config.maxMTU` unless
+    /// `limitMTU` lowered it (a phone that only does 23).
+    public private(set) var mtuLimit: Int
     /// False after a transaction timeout, until `reset`.
     public private(set) var isOpen = true
     public private(set) var counters = Counters()
@@ -120,10 +123,19 @@ public struct ATTBearer: ~Copyable {
     public init(config: Config) {
         precondition(config.maxMTU >= ATTMTU.minimum && config.maxMTU <= ATTMTU.maximum, "MTU out of range")
         self.config = config
+        mtuLimit = config.maxMTU
         outbox = PacketQueue(capacity: config.outboxCapacity, slotBytes: config.maxMTU)
         waiting = PacketQueue(capacity: config.requestQueueCapacity, slotBytes: config.maxMTU)
         outstandingBytes = ByteBuffer(capacity: config.maxMTU)
         scratch = ByteBuffer(capacity: config.maxMTU)
+    }
+
+    /// Lowers (or restores) the largest MTU offered and accepted, at most
+    /// `config.maxMTU`. It takes effect at the next MTU exchange; `reset`
+    /// keeps it.
+    public mutating func limitMTU(_ limit: Int) {
+        precondition(limit >= ATTMTU.minimum && limit <= config.maxMTU, "MTU limit out of range")
+        mtuLimit = limit
     }
 
     /// Forgets everything for a new link.
@@ -231,8 +243,8 @@ public struct ATTBearer: ~Copyable {
         }
         switch decoded {
         case .exchangeMTURequest(let clientMTU):
-            mtu = max(ATTMTU.minimum, min(Int(clientMTU), config.maxMTU))
-            PDUWriter.exchangeMTUResponse(&scratch, serverMTU: UInt16(config.maxMTU))
+            mtu = max(ATTMTU.minimum, min(Int(clientMTU), mtuLimit))
+            PDUWriter.exchangeMTUResponse(&scratch, serverMTU: UInt16(mtuLimit))
             sendScratch()
             return .handled
         case .unsupportedRequest(let op):
@@ -244,7 +256,7 @@ public struct ATTBearer: ~Copyable {
             counters.ignoredCommands &+= 1
             return .handled
         case .findInformationRequest, .findByTypeValueRequest, .readByTypeRequest, .readRequest, .readBlobRequest,
-            .readByGroupTypeRequest, .writeRequest:
+            .readByGroupTypeRequest, .writeRequest, .prepareWriteRequest, .executeWriteRequest:
             answering = true
             return .request(decoded)
         case .writeCommand:
@@ -270,13 +282,14 @@ public struct ATTBearer: ~Copyable {
             }
             return finish(decoded, now: now)
         case .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse, .readByTypeResponse,
-            .readResponse, .readBlobResponse, .readByGroupTypeResponse, .writeResponse:
+            .readResponse, .readBlobResponse, .readByGroupTypeResponse, .writeResponse, .prepareWriteResponse,
+            .executeWriteResponse:
             let op = decoded.opcode ?? 0
             guard let current = outstanding, case .awaitingResponse = current.state,
                 ATTOpcode.response(to: current.opcode) == op
             else { return unexpected(op) }
             if case .exchangeMTUResponse(let serverMTU) = decoded {
-                mtu = max(ATTMTU.minimum, min(Int(serverMTU), config.maxMTU))
+                mtu = max(ATTMTU.minimum, min(Int(serverMTU), mtuLimit))
             }
             return finish(decoded, now: now)
         }

@@ -20,7 +20,9 @@ public enum ATTOpcode {
     public static let writeRequest: UInt8 = 0x12
     public static let writeResponse: UInt8 = 0x13
     public static let prepareWriteRequest: UInt8 = 0x16
+    public static let prepareWriteResponse: UInt8 = 0x17
     public static let executeWriteRequest: UInt8 = 0x18
+    public static let executeWriteResponse: UInt8 = 0x19
     public static let handleValueNotification: UInt8 = 0x1B
     public static let handleValueIndication: UInt8 = 0x1D
     public static let handleValueConfirmation: UInt8 = 0x1E
@@ -45,6 +47,7 @@ public enum ATTErrorCode {
     public static let requestNotSupported: UInt8 = 0x06
     public static let invalidOffset: UInt8 = 0x07
     public static let insufficientAuthorization: UInt8 = 0x08
+    public static let prepareQueueFull: UInt8 = 0x09
     public static let attributeNotFound: UInt8 = 0x0A
     public static let attributeNotLong: UInt8 = 0x0B
     public static let insufficientEncryptionKeySize: UInt8 = 0x0C
@@ -57,6 +60,20 @@ public enum ATTErrorCode {
     public static func isSecurity(_ code: UInt8) -> Bool {
         code == insufficientAuthentication || code == insufficientEncryption || code == insufficientEncryptionKeySize
     }
+}
+
+/// Execute Write Request flags (Core Vol 3 Part F 3.4.6.3).
+public enum ExecuteWriteFlags {
+    /// Cancel all prepared writes.
+    public static let cancel: UInt8 = 0x00
+    /// Write all prepared values, in the order they were prepared.
+    public static let write: UInt8 = 0x01
+}
+
+/// The longest attribute value (Core Vol 3 Part F 3.2.9): the bound of a
+/// long write.
+public enum ATTValue {
+    public static let maximumBytes = 512
 }
 
 /// ATT MTU bounds on LE.

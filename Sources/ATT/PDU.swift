@@ -27,6 +27,13 @@ public enum ATTPDU: Equatable, Sendable {
     case readByGroupTypeResponse(entryLength: Int, entries: Range<Int>)
     case writeRequest(handle: UInt16, value: Range<Int>)
     case writeResponse
+    /// One part of a long write, queued by the server until Execute Write.
+    case prepareWriteRequest(handle: UInt16, offset: UInt16, value: Range<Int>)
+    /// The server's echo of the part it queued; the client checks it.
+    case prepareWriteResponse(handle: UInt16, offset: UInt16, value: Range<Int>)
+    /// `flags`: `ExecuteWriteFlags.cancel` or `.write` (other values are malformed).
+    case executeWriteRequest(flags: UInt8)
+    case executeWriteResponse
     case writeCommand(handle: UInt16, value: Range<Int>)
     case notification(handle: UInt16, value: Range<Int>)
     case indication(handle: UInt16, value: Range<Int>)
@@ -55,6 +62,10 @@ public enum ATTPDU: Equatable, Sendable {
         case .readByGroupTypeResponse: ATTOpcode.readByGroupTypeResponse
         case .writeRequest: ATTOpcode.writeRequest
         case .writeResponse: ATTOpcode.writeResponse
+        case .prepareWriteRequest: ATTOpcode.prepareWriteRequest
+        case .prepareWriteResponse: ATTOpcode.prepareWriteResponse
+        case .executeWriteRequest: ATTOpcode.executeWriteRequest
+        case .executeWriteResponse: ATTOpcode.executeWriteResponse
         case .writeCommand: ATTOpcode.writeCommand
         case .notification: ATTOpcode.handleValueNotification
         case .indication: ATTOpcode.handleValueIndication
@@ -73,7 +84,8 @@ public enum ATTPDU: Equatable, Sendable {
         case ATTOpcode.handleValueConfirmation: .confirmation
         case ATTOpcode.errorResponse, ATTOpcode.exchangeMTUResponse, ATTOpcode.findInformationResponse,
             ATTOpcode.findByTypeValueResponse, ATTOpcode.readByTypeResponse, ATTOpcode.readResponse,
-            ATTOpcode.readBlobResponse, 0x0F, ATTOpcode.readByGroupTypeResponse, ATTOpcode.writeResponse, 0x17, 0x19, 0x21:
+            ATTOpcode.readBlobResponse, 0x0F, ATTOpcode.readByGroupTypeResponse, ATTOpcode.writeResponse,
+            ATTOpcode.prepareWriteResponse, ATTOpcode.executeWriteResponse, 0x21:
             .response
         default: opcode & ATTOpcode.commandFlag != 0 ? .command : .request
         }
@@ -156,6 +168,19 @@ public enum ATTPDU: Equatable, Sendable {
         case ATTOpcode.writeResponse:
             try exactly(1)
             return .writeResponse
+        case ATTOpcode.prepareWriteRequest:
+            try atLeast(5)
+            return .prepareWriteRequest(handle: pdu.le16(at: 1), offset: pdu.le16(at: 3), value: 5..<n)
+        case ATTOpcode.prepareWriteResponse:
+            try atLeast(5)
+            return .prepareWriteResponse(handle: pdu.le16(at: 1), offset: pdu.le16(at: 3), value: 5..<n)
+        case ATTOpcode.executeWriteRequest:
+            try exactly(2)
+            guard pdu[1] == ExecuteWriteFlags.cancel || pdu[1] == ExecuteWriteFlags.write else { throw .malformed(opcode: op) }
+            return .executeWriteRequest(flags: pdu[1])
+        case ATTOpcode.executeWriteResponse:
+            try exactly(1)
+            return .executeWriteResponse
         case ATTOpcode.writeCommand:
             try atLeast(3)
             return .writeCommand(handle: pdu.le16(at: 1), value: 3..<n)

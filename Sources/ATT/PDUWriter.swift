@@ -86,6 +86,37 @@ public enum PDUWriter {
         try writeRequest(&out, handle: handle, value: value.span, mtu: mtu)
     }
 
+    /// One part of a long write: `value` is at most MTU − 5 bytes.
+    public static func prepareWriteRequest(
+        _ out: inout ByteBuffer, handle: UInt16, offset: UInt16, value: Span<UInt8>, mtu: Int
+    ) throws(ATTEncodeError) {
+        try begin(&out, ATTOpcode.prepareWriteRequest, needed: 5 + value.count, mtu: mtu)
+        out.appendLE16(handle)
+        out.appendLE16(offset)
+        out.append(contentsOf: value)
+    }
+
+    /// The server's echo of a prepared part (the request's own fields).
+    public static func prepareWriteResponse(
+        _ out: inout ByteBuffer, handle: UInt16, offset: UInt16, value: Span<UInt8>, mtu: Int
+    ) throws(ATTEncodeError) {
+        try begin(&out, ATTOpcode.prepareWriteResponse, needed: 5 + value.count, mtu: mtu)
+        out.appendLE16(handle)
+        out.appendLE16(offset)
+        out.append(contentsOf: value)
+    }
+
+    public static func executeWriteRequest(_ out: inout ByteBuffer, flags: UInt8) {
+        out.removeAll()
+        out.append(ATTOpcode.executeWriteRequest)
+        out.append(flags)
+    }
+
+    public static func executeWriteResponse(_ out: inout ByteBuffer) {
+        out.removeAll()
+        out.append(ATTOpcode.executeWriteResponse)
+    }
+
     public static func writeCommand(_ out: inout ByteBuffer, handle: UInt16, value: Span<UInt8>, mtu: Int) throws(ATTEncodeError) {
         try begin(&out, ATTOpcode.writeCommand, needed: 3 + value.count, mtu: mtu)
         out.appendLE16(handle)

@@ -3,13 +3,14 @@
 // typed on stdin are scenario commands too (that is how `wristlink sim`
 // drives it). Every phone event is printed on stdout, one line each.
 
+import ATT
 import Bounded
 import PhoneSim
 import PlatformLinux
 
 public enum PhoneCommand {
     public static let usage = """
-        USAGE: wristlink phone --connect unix:PATH [--scenario FILE] [--no-security] [--log-level LEVEL]
+        USAGE: wristlink phone --connect unix:PATH [--scenario FILE] [--no-security] [--mtu N] [--log-level LEVEL]
 
           A simulated iPhone (ANCS Notification Provider) for `wristlink run --link unix:PATH`:
           a GATT server with ANCS, Generic Attribute and GAP; answers 0x05 until the link is
@@ -17,12 +18,13 @@ public enum PhoneCommand {
           PreExisting; performs actions by removing the notification; 0xA2 for unknown UIDs.
           --scenario FILE  commands to play (docs/scenarios.md); stdin takes the same commands
           --no-security    never answer Insufficient Authentication
+          --mtu N          the largest ATT MTU the phone agrees to, 23-517 (default 185)
         Exit: 0 after `quit` or SIGINT/SIGTERM, 1 when a scenario step failed, 3 bad scenario, 4 cannot connect.
         """
 
     public static func main(_ args: ArraySlice<String>) -> Int32 {
         let a: Arguments
-        do { a = try Arguments(args, valued: ["--connect", "--scenario", "--log-level"], boolean: ["--no-security"]) } catch {
+        do { a = try Arguments(args, valued: ["--connect", "--scenario", "--mtu", "--log-level"], boolean: ["--no-security"]) } catch {
             return CLI.fail(error, command: "phone")
         }
         guard let target = a.value("--connect"), target.hasPrefix("unix:"), target.count > 5 else {
@@ -35,6 +37,12 @@ public enum PhoneCommand {
         let path = String(target.dropFirst(5))
         var config = PhoneConfig()
         if a.flags.contains("--no-security") { config.requiresSecurity = false }
+        if let text = a.value("--mtu") {
+            guard let mtu = Int(text), mtu >= ATTMTU.minimum, mtu <= ATTMTU.maximum else {
+                return CLI.fail(UsageError("--mtu takes 23 to 517"), command: "phone")
+            }
+            config.bearer.maxMTU = mtu
+        }
         var phone = PhoneCore(config: config)
         let start = Instant(ms: Sys.monotonicMs())
         if let scenario = a.value("--scenario") {

@@ -21,6 +21,13 @@
 // dropped our subscription silently, so the session is restarted by
 // subscribing again.
 //
+// Control Point commands longer than one Write Request (MTU − 3 bytes: a Get
+// App Attributes for `com.apple.mobilephone` is 24 bytes, one more than an
+// MTU of 23 allows) go as a long write (`LongWrite`: Prepare Writes, then
+// Execute Write); its failure reaches the session as a failed Write Request
+// would, with the ATT error code. We offer the largest MTU we have, so this
+// only happens when the phone agrees to less.
+//
 // Outputs: PDUs in the bearer's outbox, `LinkAction`s for the platform
 // (raise security, disconnect) and `LinkEvent`s for the policy and the events
 // stream, both in bounded rings drained after every input. Control Point
@@ -114,6 +121,7 @@ public struct PhoneLink: ~Copyable {
     private var actions: RingBuffer<LinkAction>
     private var scratch: ByteBuffer
     private var command: ByteBuffer
+    private var longWrite: LongWrite
     private var generation: UInt8 = 0
     private var lastNotificationSourceAt = Instant.zero
 
@@ -129,7 +137,8 @@ public struct PhoneLink: ~Copyable {
         events = RingBuffer(capacity: config.eventCapacity, policy: .refuseNewest)
         actions = RingBuffer(capacity: 4, policy: .refuseNewest)
         scratch = ByteBuffer(capacity: config.bearer.maxMTU)
-        command = ByteBuffer(capacity: config.bearer.maxMTU)
+        command = ByteBuffer(capacity: ATTValue.maximumBytes)
+        longWrite = LongWrite(capacityBytes: ATTValue.maximumBytes)
     }
 
     // MARK: Outputs
@@ -152,6 +161,7 @@ public struct PhoneLink: ~Copyable {
         bearer.reset()
         server.reset()
         session.end()
+        longWrite.reset()
         isEncrypted = false
         generation &+= 1
         serviceChangedHandle = 0
@@ -166,6 +176,7 @@ public struct PhoneLink: ~Copyable {
         guard state != .disconnected else { return }
         session.end()
         bearer.reset()
+        longWrite.reset()
         state = .disconnected
         generation &+= 1
         emit(.ended(reason: reason))
@@ -178,6 +189,14 @@ public struct PhoneLink: ~Copyable {
         if let inbound = bearer.securityChanged(encrypted: encrypted, now: now) {
             process(inbound, pdu: Span<UInt8>(), now: now)
         }
+    }
+
+    /// Ends the session on a link that stays up. A long write under way is
+    /// abandoned: its responses are no longer awaited, and the next one
+    /// cancels whatever the phone queued.
+    private mutating func endSession() {
+        session.end()
+        longWrite.abandon()
     }
 
     private mutating func clearANCSHandles() {
@@ -276,7 +295,7 @@ public struct PhoneLink: ~Copyable {
 
     private mutating func restartANCS(reason: Name, now: Instant) {
         if session.isActive || state == .live { emit(.ended(reason: reason)) }
-        session.end()
+        endSession()
         generation &+= 1
         startANCSDiscovery(now: now)
     }
@@ -338,7 +357,7 @@ public struct PhoneLink: ~Copyable {
             subscribeNotificationSource(now: now)
         case .notificationSourceCCCD:
             guard case .writeResponse = response else {
-                session.end()
+                endSession()
                 return subscribeFailed("notification-source")
             }
             state = .live
@@ -348,7 +367,17 @@ public struct PhoneLink: ~Copyable {
             subscribeNotificationSource(now: now)
         case .controlPoint:
             let result: CommandResult?
-            if case .errorResponse(_, _, let code) = response {
+            if longWrite.isActive {
+                switch longWrite.handle(response, in: pdu) {
+                case .continuing:
+                    continueLongWrite(now: now)
+                    return
+                case .written:
+                    result = session.controlPointWriteAcknowledged(now: now)
+                case .failed(let code):
+                    result = session.controlPointWriteFailed(attErrorCode: code)
+                }
+            } else if case .errorResponse(_, _, let code) = response {
                 result = session.controlPointWriteFailed(attErrorCode: code)
             } else {
                 result = session.controlPointWriteAcknowledged(now: now)
@@ -399,6 +428,7 @@ public struct PhoneLink: ~Copyable {
     private mutating func subscribeNotificationSource(now: Instant) {
         guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)) else { return }
         state = .subscribingNotificationSource
+        endSession()
         session.begin()
         writeCCCD(ns.cccdHandle, CCCDValue.notifications, tag: .notificationSourceCCCD, now: now)
     }
@@ -450,7 +480,7 @@ public struct PhoneLink: ~Copyable {
         guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)), ns.cccdHandle != 0 else { return }
         counters.resubscriptions &+= 1
         emit(.ended(reason: "keep-alive"))
-        session.end()
+        endSession()
         state = .resubscribing
         writeCCCD(ns.cccdHandle, CCCDValue.none, tag: .notificationSourceOff, now: now)
     }
@@ -459,20 +489,29 @@ public struct PhoneLink: ~Copyable {
     /// an input: a command sent here replaces the last attribute values.
     public mutating func flush(now: Instant) {
         guard state == .live, controlPointHandle != 0, session.canSend else { return }
-        while let outcome = session.encodeNextCommand(into: &command, maxLength: bearer.mtu - 3) {
+        while let outcome = session.encodeNextCommand(into: &command, maxLength: longWrite.capacityBytes) {
             switch outcome {
             case .send:
-                do {
-                    try PDUWriter.writeRequest(&scratch, handle: controlPointHandle, valueOf: command, mtu: bearer.mtu)
-                } catch {
-                    preconditionFailure("the session encodes within MTU - 3")
+                if command.count <= bearer.mtu - 3 {
+                    do {
+                        try PDUWriter.writeRequest(&scratch, handle: controlPointHandle, valueOf: command, mtu: bearer.mtu)
+                    } catch {
+                        preconditionFailure("checked against MTU - 3")
+                    }
+                    submit(.controlPoint, now: now)
+                } else {
+                    longWrite.start(handle: controlPointHandle, valueOf: command)
+                    continueLongWrite(now: now)
                 }
-                submit(.controlPoint, now: now)
                 return
             case .dropped(let result):
                 emit(.command(result))
             }
         }
+    }
+
+    private mutating func continueLongWrite(now: Instant) {
+        if longWrite.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(.controlPoint, now: now) }
     }
 
     // MARK: Time

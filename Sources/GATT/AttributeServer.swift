@@ -8,7 +8,8 @@
 // start; nothing found is Attribute Not Found naming the start; a group type
 // other than a service is Unsupported Group Type; an attribute that may not
 // be read on this link answers with its own error (Read Not Permitted,
-// Insufficient Authentication), or ends a list before it. Entries of a list
+// Insufficient Authentication), or ends a list before it. Writes, prepared
+// writes and Execute Write go to the owner. Entries of a list
 // response share one length (so 16- and 128-bit UUIDs never share one) and
 // stop at the MTU. Read values are cut at MTU − 1; Read By Type values at
 // MTU − 4 and 253.
@@ -51,6 +52,11 @@ public enum AttributeServer {
         /// A Write Request or Write Command to an existing attribute: the
         /// owner decides and answers.
         case write(attributeIndex: Int, handle: UInt16, value: Range<Int>)
+        /// A Prepare Write Request to an existing attribute: the owner
+        /// queues the part (and echoes it) or refuses.
+        case prepareWrite(attributeIndex: Int, handle: UInt16, offset: UInt16, value: Range<Int>)
+        /// An Execute Write Request: the owner writes or drops its queue.
+        case executeWrite(flags: UInt8)
     }
 
     public static func respond<D: AttributeDatabase>(
@@ -73,6 +79,11 @@ public enum AttributeServer {
         case .writeRequest(let handle, let value), .writeCommand(let handle, let value):
             guard let i = s.index(of: handle) else { return error(&out, request.opcode ?? 0, handle, ATTErrorCode.invalidHandle) }
             return .write(attributeIndex: i, handle: handle, value: value)
+        case .prepareWriteRequest(let handle, let offset, let value):
+            guard let i = s.index(of: handle) else { return error(&out, ATTOpcode.prepareWriteRequest, handle, ATTErrorCode.invalidHandle) }
+            return .prepareWrite(attributeIndex: i, handle: handle, offset: offset, value: value)
+        case .executeWriteRequest(let flags):
+            return .executeWrite(flags: flags)
         default:
             return error(&out, request.opcode ?? 0, 0, ATTErrorCode.requestNotSupported)
         }

@@ -8,7 +8,8 @@
 // into the caller's buffer and consumes the matching response; characteristics
 // it was not asked for are ignored. Every loop moves its start handle
 // strictly forward and has an iteration bound, so a hostile server cannot
-// make it spin.
+// make it spin. `LongWrite` writes a value longer than MTU − 3 with Prepare
+// Write and Execute Write, checking every echo and cancelling on failure.
 //
 // Server: `GATTServer` is the small database the phone discovers on us (GAP
 // with Device Name and Appearance = watch, GATT with Service Changed) and

@@ -15,7 +15,9 @@
 // indicated; it is there because iOS expects it. `AttributeServer` answers
 // discovery and reads (with the spec's errors: reading Service Changed is
 // Read Not Permitted); writing anything but the CCCD is Write Not Permitted,
-// a CCCD value other than 2 bytes Invalid Attribute Value Length.
+// a CCCD value other than 2 bytes Invalid Attribute Value Length. Nothing
+// here is longer than one Write Request, so Prepare and Execute Write get
+// Request Not Supported.
 
 import ATT
 import Bounded
@@ -91,6 +93,12 @@ public struct GATTServer: Sendable {
             setCCCD(pdu.extracting(value))
             PDUWriter.writeResponse(&out)
             return !isCommand
+        case .prepareWrite(_, let handle, _, _):
+            _ = AttributeServer.error(&out, ATTOpcode.prepareWriteRequest, handle, ATTErrorCode.requestNotSupported)
+            return true
+        case .executeWrite:
+            _ = AttributeServer.error(&out, ATTOpcode.executeWriteRequest, 0, ATTErrorCode.requestNotSupported)
+            return true
         }
     }
 

@@ -4,6 +4,8 @@
 //
 //   ns-sent added flags=Important,PositiveAction category=IncomingCall count=1 uid=7
 //   cp-write 02 07 00 00 00 00
+//   cp-prepare offset=18 bytes=6
+//   cp-execute write bytes=24
 //   error-answered handle=0x0015 code=0xA2 reason=unknown-uid
 //   line 3, column 9: unknown category
 //
@@ -68,6 +70,14 @@ extension PhoneEvent {
                 out.put(hexByte: bytes[i])
             }
             if bytes.wasTruncated { out.put(" (cut)") }
+        case .writePrepared(let offset, let byteCount):
+            out.put("cp-prepare offset=")
+            out.put(decimal: offset)
+            out.put(" bytes=")
+            out.put(decimal: byteCount)
+        case .writeExecuted(let write, let byteCount):
+            out.put(write ? "cp-execute write bytes=" : "cp-execute cancel bytes=")
+            out.put(decimal: byteCount)
         case .actionPerformed(let uid, let action):
             out.put("action uid=")
             out.put(decimal: Int(uid))

@@ -80,6 +80,7 @@ public struct PhoneCore: ~Copyable {
     private var indications: RingBuffer<ServiceChangedRange>
     private var indicationSentAt: Instant? = nil
     private var held: PacketQueue
+    private var prepared: PrepareWriteQueue
     private var scratch: ByteBuffer
     private var response: ByteBuffer
     private var forcedErrorCode: UInt8 = 0
@@ -106,6 +107,8 @@ public struct PhoneCore: ~Copyable {
         dataSource = PacketQueue(capacity: config.dataSourceQueueCapacity, slotBytes: ControlPointServer.maxResponseBytes)
         indications = RingBuffer(capacity: 4, policy: .refuseNewest)
         held = PacketQueue(capacity: config.pairingHoldCapacity, slotBytes: ATTMTU.maximum)
+        precondition(config.prepareQueueCapacityBytes <= ATTValue.maximumBytes, "a prepared value is at most 512 bytes")
+        prepared = PrepareWriteQueue(partCapacity: config.prepareQueueCapacity, byteCapacity: config.prepareQueueCapacityBytes)
         scratch = ByteBuffer(capacity: config.bearer.maxMTU)
         response = ByteBuffer(capacity: ControlPointServer.maxResponseBytes)
         performed = RingBuffer(capacity: 16, policy: .dropOldest)
@@ -178,6 +181,7 @@ public struct PhoneCore: ~Copyable {
         if isConnected { takeDown(reason: "reconnected") }
         isConnected = true
         bearer.reset()
+        prepared.removeAll()
         database.resetSubscriptions()
         security = !config.requiresSecurity || isBonded ? .secured : .open
         emit(.connected(bonded: isBonded))
@@ -202,6 +206,7 @@ public struct PhoneCore: ~Copyable {
         if isPairing { emit(.dropped(what: "pairing", reason: "link-lost")) }
         security = .open
         bearer.reset()
+        prepared.removeAll()
         database.resetSubscriptions()
         endNotificationSession()
         resetDataSource()
@@ -293,7 +298,11 @@ public struct PhoneCore: ~Copyable {
             if !isCommand { bearer.respond(copyOf: scratch) }
             subscriptionsChanged(from: before)
         case .controlPoint(let value):
-            controlPointWrite(pdu.extracting(value), isCommand: isCommand)
+            controlPointWrite(pdu.extracting(value), isCommand: isCommand, requestOpcode: request.opcode ?? ATTOpcode.writeRequest)
+        case .controlPointPrepare(let offset, let value):
+            prepareControlPoint(offset: offset, pdu.extracting(value))
+        case .executeWrite(let flags):
+            executeWrite(flags: flags)
         }
     }
 
@@ -347,7 +356,55 @@ public struct PhoneCore: ~Copyable {
 
     // MARK: Control Point
 
-    private mutating func controlPointWrite(_ value: Span<UInt8>, isCommand: Bool) {
+    /// Queues one part of a long write to the Control Point and echoes it.
+    private mutating func prepareControlPoint(offset: UInt16, _ value: Span<UInt8>) {
+        let handle = PhoneDatabase.controlPointValue
+        guard prepared.push(handle: handle, offset: offset, value: value) else {
+            return answerControlPoint(
+                errorCode: ATTErrorCode.prepareQueueFull, reason: "prepare-queue-full", requestOpcode: ATTOpcode.prepareWriteRequest)
+        }
+        do {
+            try PDUWriter.prepareWriteResponse(&scratch, handle: handle, offset: offset, value: value, mtu: bearer.mtu)
+        } catch {
+            preconditionFailure("the echo is as long as the request")
+        }
+        bearer.respond(copyOf: scratch)
+        emit(.writePrepared(offset: Int(offset), byteCount: value.count))
+    }
+
+    /// Execute Write: the queued parts joined are one Control Point write
+    /// (answered with Execute Write Response or an error to 0x18), or dropped.
+    private mutating func executeWrite(flags: UInt8) {
+        let byteCount = prepared.byteCount
+        let write = flags == ExecuteWriteFlags.write
+        emit(.writeExecuted(write: write, byteCount: byteCount))
+        guard write, !prepared.isEmpty else {
+            prepared.removeAll()
+            PDUWriter.executeWriteResponse(&scratch)
+            bearer.respond(copyOf: scratch)
+            return
+        }
+        // A local copy: the write mutates self, which owns the queue.
+        var value = InlineBytes<512>()
+        if let refusal = prepared.execute(handle: PhoneDatabase.controlPointValue, into: &value) {
+            let reason: Name =
+                switch refusal.code {
+                case ATTErrorCode.invalidOffset: "invalid-offset"
+                case ATTErrorCode.invalidAttributeValueLength: "invalid-length"
+                default: "write-not-permitted"
+                }
+            PDUWriter.errorResponse(&scratch, requestOpcode: ATTOpcode.executeWriteRequest, handle: refusal.handle, code: refusal.code)
+            bearer.respond(copyOf: scratch)
+            emit(.errorAnswered(handle: refusal.handle, code: refusal.code, reason: reason))
+            return
+        }
+        controlPointWrite(value.span, isCommand: false, requestOpcode: ATTOpcode.executeWriteRequest)
+    }
+
+    /// One Control Point command from a Write Request (0x12), a Write
+    /// Command (0x52) or an executed long write (0x18): answered with that
+    /// request's response or an Error Response naming it.
+    private mutating func controlPointWrite(_ value: Span<UInt8>, isCommand: Bool, requestOpcode: UInt8) {
         emit(.controlPointWrite(ControlPointBytes(value)))
         guard !isCommand else {
             // The Control Point has no write-without-response property.
@@ -357,7 +414,7 @@ public struct PhoneCore: ~Copyable {
         }
         if forcedErrorsLeft > 0 {
             forcedErrorsLeft -= 1
-            return answerControlPoint(errorCode: forcedErrorCode, reason: "scripted")
+            return answerControlPoint(errorCode: forcedErrorCode, reason: "scripted", requestOpcode: requestOpcode)
         }
         let answer = ControlPointServer.answer(value, store: store, apps: apps, overlongValues: config.overlongValues, into: &response)
         switch answer {
@@ -365,31 +422,35 @@ public struct PhoneCore: ~Copyable {
             guard isSubscribed(.dataSource) else {
                 counters.dataSourceWithoutSubscription &+= 1
                 emit(.dropped(what: "data-source", reason: "not-subscribed"))
-                return acknowledgeControlPoint()
+                return acknowledgeControlPoint(requestOpcode: requestOpcode)
             }
             guard dataSource.count < dataSource.capacity else {
                 counters.dataSourceQueueFull &+= 1
-                return answerControlPoint(errorCode: 0x11, reason: "data-source-queue-full")
+                return answerControlPoint(errorCode: 0x11, reason: "data-source-queue-full", requestOpcode: requestOpcode)
             }
-            acknowledgeControlPoint()
+            acknowledgeControlPoint(requestOpcode: requestOpcode)
             dataSource.push(copyOf: response)
         case .perform(let uid, let action):
-            acknowledgeControlPoint()
+            acknowledgeControlPoint(requestOpcode: requestOpcode)
             emit(.actionPerformed(uid: uid, action: action))
             performed.push(uid)
             if let removed = store.remove(uid: uid) { announceRemoved(removed) }
         case .error(let code, let reason):
-            answerControlPoint(errorCode: code, reason: reason)
+            answerControlPoint(errorCode: code, reason: reason, requestOpcode: requestOpcode)
         }
     }
 
-    private mutating func acknowledgeControlPoint() {
-        PDUWriter.writeResponse(&scratch)
+    private mutating func acknowledgeControlPoint(requestOpcode: UInt8) {
+        if requestOpcode == ATTOpcode.executeWriteRequest {
+            PDUWriter.executeWriteResponse(&scratch)
+        } else {
+            PDUWriter.writeResponse(&scratch)
+        }
         bearer.respond(copyOf: scratch)
     }
 
-    private mutating func answerControlPoint(errorCode code: UInt8, reason: Name) {
-        PDUWriter.errorResponse(&scratch, requestOpcode: ATTOpcode.writeRequest, handle: PhoneDatabase.controlPointValue, code: code)
+    private mutating func answerControlPoint(errorCode code: UInt8, reason: Name, requestOpcode: UInt8) {
+        PDUWriter.errorResponse(&scratch, requestOpcode: requestOpcode, handle: PhoneDatabase.controlPointValue, code: code)
         bearer.respond(copyOf: scratch)
         emit(.errorAnswered(handle: PhoneDatabase.controlPointValue, code: code, reason: reason))
     }
@@ -572,7 +633,7 @@ public struct PhoneCore: ~Copyable {
     }
 
     private mutating func advanceBrowse(now: Instant) {
-        if browser.nextRequest(into: &scratch, mtu: bearer.mtu, clientMTU: config.bearer.maxMTU) {
+        if browser.nextRequest(into: &scratch, mtu: bearer.mtu, clientMTU: bearer.mtuLimit) {
             if case .refused = bearer.submitRequest(copyOf: scratch, tag: 1, now: now) {
                 emit(.dropped(what: "peer-discovery", reason: "request-refused"))
             }
@@ -791,6 +852,9 @@ public struct PhoneCore: ~Copyable {
         case .error(let code, let count):
             forcedErrorCode = code
             forcedErrorsLeft = count
+        case .mtu(let mtu):
+            if mtu > config.bearer.maxMTU { emit(.valueTruncated(line: line, field: "mtu")) }
+            bearer.limitMTU(min(mtu, config.bearer.maxMTU))
         case .connect:
             if !isConnected { act(.connect) }
         case .disconnect:

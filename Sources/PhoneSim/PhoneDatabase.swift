@@ -32,6 +32,9 @@
 //
 // The database does not decide what a Control Point write means: it checks
 // the handle and the link's security and hands the value to the caller.
+// Likewise for long writes: a Prepare Write to the Control Point (with the
+// same security) goes to the caller's queue, to any other attribute it is
+// Write Not Permitted; Execute Write goes to the caller.
 
 import ANCS
 import ATT
@@ -81,6 +84,11 @@ public struct PhoneDatabase: Sendable {
         case subscription(PhoneCharacteristic, value: UInt16)
         /// A Control Point write on a secured link: the caller answers.
         case controlPoint(value: Range<Int>)
+        /// A Prepare Write to the Control Point on a secured link: the caller
+        /// queues the part and echoes it, or answers Prepare Queue Full.
+        case controlPointPrepare(offset: UInt16, value: Range<Int>)
+        /// An Execute Write: the caller writes or drops its queue.
+        case executeWrite(flags: UInt8)
     }
 
     enum Role: Equatable, Sendable {
@@ -223,6 +231,15 @@ public struct PhoneDatabase: Sendable {
             return .insufficientAuthentication(handle: out.span.le16(at: 2))
         case .write(let index, let handle, let value):
             return write(index, handle, pdu.extracting(value), range: value, &out, secured, opcode: request.opcode ?? 0)
+        case .prepareWrite(let index, let handle, let offset, let value):
+            let op = ATTOpcode.prepareWriteRequest
+            guard attributes[index].role == .characteristicValue(.controlPoint) else {
+                return error(&out, op, handle, ATTErrorCode.writeNotPermitted)
+            }
+            if !secured { return error(&out, op, handle, ATTErrorCode.insufficientAuthentication) }
+            return .controlPointPrepare(offset: offset, value: value)
+        case .executeWrite(let flags):
+            return .executeWrite(flags: flags)
         }
     }
 

@@ -35,6 +35,10 @@ public struct PhoneConfig: Sendable {
     public var notificationQueueCapacity = 64
     /// Data Source responses waiting to be sent.
     public var dataSourceQueueCapacity = 4
+    /// Prepared writes (long writes) held per link: parts, and bytes in all.
+    /// A part beyond either is answered Prepare Queue Full (0x09).
+    public var prepareQueueCapacity = 32
+    public var prepareQueueCapacityBytes = ATTValue.maximumBytes
     /// PDUs that arrive while pairing runs (the link holds them).
     public var pairingHoldCapacity = 8
     public var eventCapacity = 128
@@ -85,8 +89,14 @@ public enum PhoneEvent: Equatable, Sendable {
     case replayFinished(count: Int)
     /// A Data Source response went out whole, in `fragmentCount` notifications.
     case dataSourceSent(byteCount: Int, fragmentCount: Int)
-    /// Every Control Point write, as received.
+    /// Every Control Point write, as received (a long write once executed,
+    /// its parts joined).
     case controlPointWrite(ControlPointBytes)
+    /// A Prepare Write to the Control Point was queued and echoed.
+    case writePrepared(offset: Int, byteCount: Int)
+    /// An Execute Write: the queued `byteCount` bytes were written
+    /// (`write`), or dropped.
+    case writeExecuted(write: Bool, byteCount: Int)
     case actionPerformed(uid: UInt32, action: ActionID)
     /// A write to ANCS answered with an ATT error (0x05 before pairing,
     /// 0xA0–0xA3, 0x11, or a scripted `error`).

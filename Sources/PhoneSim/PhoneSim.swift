@@ -15,6 +15,7 @@
 //   PhoneCore.swift           the phone: link, security, subscriptions, pump, player
 //   PhoneDatabase.swift       its GATT database and the answer to every request
 //   ControlPointServer.swift  Control Point commands → Data Source responses / errors
+//   PrepareWriteQueue.swift   long writes: prepared parts until Execute Write
 //   NotificationStore.swift   notifications, category counts, replay marks; app names
 //   PeerBrowser.swift         browsing the wearable's GAP/GATT
 //   Scenario.swift            the scenario's values and errors
@@ -42,6 +43,13 @@
 // subscription. Service Changed is indicated only when its CCCD asks for
 // indications, one at a time, each waiting for its confirmation (30 s, then
 // the link is dropped as ATT requires).
+//
+// Long writes. A Control Point command longer than MTU − 3 comes as Prepare
+// Writes and an Execute Write. The parts wait in a bounded queue (32 parts,
+// 512 bytes: Prepare Queue Full 0x09 beyond); Execute Write 0x01 joins them
+// (a gap is Invalid Offset 0x07) and answers the joined command exactly as
+// a Write Request, with the Execute Write Response or an error to 0x18;
+// 0x00 drops them. The queue is per link.
 //
 // Scenario language (one command per line; `#` starts a comment; values
 // are bare words or "quoted strings" with \" \\ \n \t; words are
@@ -75,6 +83,8 @@
 //   error   <code> [count]                   answer the next count (1) Control Point writes
 //                                            with ATT error code (e.g. 0xA3)
 //   replay-flag on|off                       whether the replay carries PreExisting (on)
+//   mtu     <n>                              the largest ATT MTU (23-517, at most the
+//                                            config's) agreed from the next exchange on
 //   connect | disconnect                     ask the platform to (re)connect or hang up
 //   forget                                   drop the bond and hang up (Forget This Device)
 //   quit                                     stop: the `quit` action, the queue is dropped

@@ -93,6 +93,8 @@ public enum ScenarioCommand: Equatable, Sendable {
     /// Whether replays carry PreExisting (`replay-flag on|off`; on by
     /// default). Some iPhones replay without it for a few seconds.
     case replayFlag(on: Bool)
+    /// The largest ATT MTU the phone agrees to from the next exchange on.
+    case mtu(Int)
     case connect
     case disconnect
     /// "Forget This Device": the phone drops its bond and hangs up; it
@@ -115,6 +117,7 @@ public enum ScenarioCommand: Equatable, Sendable {
         case .addANCS: "add-ancs"
         case .error: "error"
         case .replayFlag: "replay-flag"
+        case .mtu: "mtu"
         case .connect: "connect"
         case .disconnect: "disconnect"
         case .forget: "forget"

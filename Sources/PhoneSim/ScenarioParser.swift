@@ -9,6 +9,7 @@
 // keys, categories, flags) match case-insensitively.
 
 import ANCS
+import ATT
 import Bounded
 
 public enum ScenarioParser {
@@ -112,6 +113,13 @@ public enum ScenarioParser {
             if matches(line, t, "on") { return .replayFlag(on: true) }
             if matches(line, t, "off") { return .replayFlag(on: false) }
             throw p.error(.unexpectedArgument, at: t)
+        }
+        if matches(line, verb, "mtu") {
+            let t = try p.positional(0, what: "mtu")
+            let mtu = try number(line, t, max: UInt64(ATTMTU.maximum), p)
+            guard mtu >= UInt64(ATTMTU.minimum) else { throw p.error(.numberOutOfRange, at: t) }
+            try p.expectOnly(positionals: 1)
+            return .mtu(Int(mtu))
         }
         let command: ScenarioCommand
         if matches(line, verb, "service-changed") {

@@ -89,10 +89,61 @@ struct BearerTests {
     @Test("an unsupported request gets Request Not Supported; an unknown command is ignored")
     func unsupported() {
         var b = bearer()
-        #expect(b.receive(hex("16 01 00 00 00 AA").span, now: .zero) == .handled)
-        #expect(drain(&b) == ["01 16 00 00 06"])
+        #expect(b.receive(hex("0E 01 00 02 00").span, now: .zero) == .handled)
+        #expect(drain(&b) == ["01 0E 00 00 06"])
         #expect(b.receive(hex("D2 01 00 AA").span, now: .zero) == .handled)
         #expect(drain(&b) == [])
+    }
+
+    @Test("Prepare Write and Execute Write Requests go to the local server, which must answer them")
+    func prepareAndExecuteRequestsGoToTheServer() {
+        var b = bearer()
+        #expect(b.receive(hex("16 15 00 00 00 01 02").span, now: .zero) == .request(.prepareWriteRequest(handle: 0x15, offset: 0, value: 5..<7)))
+        b.respond(hex("17 15 00 00 00 01 02").span)
+        #expect(b.receive(hex("18 01").span, now: .zero) == .request(.executeWriteRequest(flags: 1)))
+        b.respond(hex("19").span)
+        #expect(drain(&b) == ["17 15 00 00 00 01 02", "19"])
+        #expect(b.receive(hex("18 05").span, now: .zero) == .handled, "reserved flags are Invalid PDU")
+        #expect(drain(&b) == ["01 18 00 00 04"])
+    }
+
+    @Test("Prepare Write Response and Execute Write Response answer their requests; others' responses do not")
+    func prepareAndExecuteResponsesMatch() {
+        var b = bearer()
+        _ = b.submitRequest(hex("16 15 00 00 00 01 02").span, tag: 3, now: .zero)
+        #expect(b.receive(hex("19").span, now: .zero) == .dropped(.unexpectedResponse(opcode: 0x19)))
+        #expect(b.receive(hex("17 15 00 00 00 01 02").span, now: .zero) == .response(.prepareWriteResponse(handle: 0x15, offset: 0, value: 5..<7), tag: 3))
+        _ = b.submitRequest(hex("18 01").span, tag: 4, now: .zero)
+        #expect(b.receive(hex("17 15 00 00 00 01 02").span, now: .zero) == .dropped(.unexpectedResponse(opcode: 0x17)))
+        #expect(b.receive(hex("19").span, now: .zero) == .response(.executeWriteResponse, tag: 4))
+    }
+
+    @Test("Insufficient Authentication on a Prepare Write: security is raised and the same Prepare Write is sent again")
+    func prepareWriteSecurityRetry() {
+        var b = bearer()
+        let part = "16 15 00 00 00 01 63 6F 6D 2E 61 70 70 6C 65 2E 6D 6F 62 69 6C 65 70"
+        _ = b.submitRequest(hex(part).span, tag: 9, now: .zero)
+        #expect(drain(&b) == [part])
+        #expect(b.receive(hex("01 16 15 00 05").span, now: .zero) == .securityRequired(code: 0x05, attempt: 1))
+        #expect(drain(&b) == [])
+        #expect(b.securityChanged(encrypted: true, now: Instant(ms: 100)) == nil)
+        #expect(drain(&b) == [part])
+        #expect(b.receive(hex("17" + part.dropFirst(2)).span, now: Instant(ms: 120)) == .response(.prepareWriteResponse(handle: 0x15, offset: 0, value: 5..<23), tag: 9))
+    }
+
+    @Test("limitMTU: the bearer offers and accepts no more than the limit from the next exchange on; reset keeps it")
+    func mtuLimit() {
+        var b = bearer { $0.maxMTU = 185 }
+        b.limitMTU(23)
+        b.reset()
+        #expect(b.receive(hex("02 05 02").span, now: .zero) == .handled)
+        #expect(drain(&b) == ["03 17 00"])
+        #expect(b.mtu == 23)
+        var c = bearer { $0.maxMTU = 185 }
+        c.limitMTU(23)
+        _ = c.submitRequest(hex("02 17 00").span, tag: 1, now: .zero)
+        _ = c.receive(hex("03 05 02").span, now: .zero)
+        #expect(c.mtu == 23)
     }
 
     @Test("an indication is confirmed at once")

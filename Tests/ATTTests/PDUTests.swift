@@ -67,11 +67,52 @@ struct PDUTests {
 
     @Test("an unknown opcode is a request to refuse unless its command flag is set")
     func unknownOpcodes() throws {
-        #expect(try decode("16 01 00 00 00 AA") == .unsupportedRequest(opcode: 0x16))
+        #expect(try decode("0E 01 00 02 00") == .unsupportedRequest(opcode: 0x0E))
         #expect(try decode("3F") == .unsupportedRequest(opcode: 0x3F))
         #expect(try decode("D2 01 00") == .unknownCommand(opcode: 0xD2))
-        #expect(throws: ATTDecodeError.unexpectedOpcode(0x17)) { try decode("17 00") }
+        #expect(throws: ATTDecodeError.unexpectedOpcode(0x0F)) { try decode("0F 00") }
         #expect(throws: ATTDecodeError.empty) { try ATTPDU.decode([UInt8]().span) }
+    }
+
+    @Test("Prepare Write Request and Response: handle, offset, then the part value (Core Vol 3 Part F 3.4.6.1–2)")
+    func prepareWrite() throws {
+        #expect(try decode("16 15 00 12 00 68 6F 6E 65 00 00") == .prepareWriteRequest(handle: 0x15, offset: 0x12, value: 5..<11))
+        #expect(try decode("17 15 00 12 00 68 6F 6E 65 00 00") == .prepareWriteResponse(handle: 0x15, offset: 0x12, value: 5..<11))
+        #expect(try decode("17 15 00 00 00") == .prepareWriteResponse(handle: 0x15, offset: 0, value: 5..<5))
+        #expect(throws: ATTDecodeError.malformed(opcode: 0x16)) { try decode("16 15 00 00") }
+        #expect(throws: ATTDecodeError.malformed(opcode: 0x17)) { try decode("17 15 00 00") }
+        var out = ByteBuffer(capacity: 64)
+        try PDUWriter.prepareWriteRequest(&out, handle: 0x15, offset: 0x12, value: hex("68 6F 6E 65 00 00").span, mtu: 23)
+        #expect(out.hexString == "16 15 00 12 00 68 6F 6E 65 00 00")
+        try PDUWriter.prepareWriteResponse(&out, handle: 0x15, offset: 0x12, value: hex("68 6F 6E 65 00 00").span, mtu: 23)
+        #expect(out.hexString == "17 15 00 12 00 68 6F 6E 65 00 00")
+    }
+
+    @Test("a Prepare Write part is at most MTU − 5 bytes")
+    func preparePartBound() throws {
+        var out = ByteBuffer(capacity: 64)
+        try PDUWriter.prepareWriteRequest(&out, handle: 0x15, offset: 0, value: [UInt8](repeating: 1, count: 18).span, mtu: 23)
+        #expect(out.count == 23)
+        #expect(throws: ATTEncodeError.doesNotFit(neededBytes: 24, mtu: 23)) {
+            try PDUWriter.prepareWriteRequest(&out, handle: 0x15, offset: 0, value: [UInt8](repeating: 1, count: 19).span, mtu: 23)
+        }
+    }
+
+    @Test("Execute Write Request carries flags 0x00 (cancel) or 0x01 (write); other flags are malformed; the response is 1 byte")
+    func executeWrite() throws {
+        #expect(try decode("18 01") == .executeWriteRequest(flags: ExecuteWriteFlags.write))
+        #expect(try decode("18 00") == .executeWriteRequest(flags: ExecuteWriteFlags.cancel))
+        #expect(try decode("19") == .executeWriteResponse)
+        #expect(throws: ATTDecodeError.malformed(opcode: 0x18)) { try decode("18 02") }
+        #expect(throws: ATTDecodeError.malformed(opcode: 0x18)) { try decode("18") }
+        #expect(throws: ATTDecodeError.malformed(opcode: 0x19)) { try decode("19 00") }
+        var out = ByteBuffer(capacity: 8)
+        PDUWriter.executeWriteRequest(&out, flags: ExecuteWriteFlags.cancel)
+        #expect(out.hexString == "18 00")
+        PDUWriter.executeWriteRequest(&out, flags: ExecuteWriteFlags.write)
+        #expect(out.hexString == "18 01")
+        PDUWriter.executeWriteResponse(&out)
+        #expect(out.hexString == "19")
     }
 
     @Test("a request that would exceed the MTU is an error; a read value is cut at MTU − 1")

@@ -198,7 +198,7 @@ func fuzzATT(_ input: Span<UInt8>) {
         case .findInformationResponse(_, let r), .findByTypeValueResponse(let r), .readByTypeResponse(_, let r),
             .readResponse(let r), .readBlobResponse(let r), .readByGroupTypeResponse(_, let r),
             .writeRequest(_, let r), .writeCommand(_, let r), .notification(_, let r), .indication(_, let r),
-            .findByTypeValueRequest(_, _, _, let r):
+            .findByTypeValueRequest(_, _, _, let r), .prepareWriteRequest(_, _, let r), .prepareWriteResponse(_, _, let r):
             precondition(r.lowerBound >= 0 && r.upperBound <= input.count, "a range leaves the PDU")
         default: break
         }

@@ -1,5 +1,6 @@
 import ANCS
 import Bounded
+import Firmware
 import PhoneSim
 import Testing
 import TestSupport
@@ -43,5 +44,67 @@ struct PhoneAllocationTests {
         #expect(sent == 201 * 10)
         #expect(lines == 201 * 7)
         #expect(phone.notificationCount == 0)
+    }
+
+    @Test("long Control Point commands at MTU 23 (Prepare Write, Execute Write) from the wearable's PhoneLink to the phone and the answers: no allocation")
+    func longWritesAtMTU23() throws {
+        // 17 apps with identifiers too long for one Write Request at MTU 23,
+        // asked in turn: the name cache holds 16, so every ask is a new
+        // command (a long write), never a cache hit.
+        let apps = (0..<17).map { AppIdentifier("com.example.application\($0 + 10)") }
+        var script = "mtu 23\n"
+        for i in 0..<17 { script += "app com.example.application\(i + 10) \"App \(i)\"\n" }
+        var phone = PhoneCore(config: PhoneConfig())
+        try phone.load(script)
+        var link = PhoneLink(config: PhoneLinkConfig())
+        var now = Instant(ms: 0)
+        var out = ByteBuffer(capacity: 600)
+        var names = 0
+        var unexpected = 0
+        func pump() {
+            var moved = true
+            while moved {
+                moved = false
+                while let event = link.nextEvent() {
+                    switch event {
+                    case .command(.appNameReceived): names += 1
+                    case .command: unexpected += 1
+                    default: break
+                    }
+                }
+                link.flush(now: now)
+                while let action = link.nextAction() {
+                    if case .raiseSecurity = action { link.securityChanged(encrypted: true, now: now) }
+                }
+                while link.popOutgoing(into: &out) {
+                    moved = true
+                    phone.receive(out.span, now: now)
+                }
+                while phone.popOutgoing(into: &out) {
+                    moved = true
+                    link.receive(out.span, now: now)
+                }
+                while phone.nextEvent() != nil {}
+                while phone.nextAction() != nil {}
+            }
+        }
+        link.linkUp(now: now)
+        phone.linkUp(now: now)
+        pump()
+        now = now.advanced(byMs: 200)
+        phone.advance(now: now)
+        pump()
+        #expect(link.state == .live)
+        #expect(link.bearer.mtu == 23)
+        var next = 0
+        let perRound = allocationsPerRound(rounds: 200) {
+            now = now.advanced(byMs: 1)
+            _ = link.requestAppName(apps[next % apps.count])
+            next += 1
+            pump()
+        }
+        #expect(perRound == 0)
+        #expect(unexpected == 0)
+        #expect(names == 201, "every ask answered")
     }
 }

@@ -117,6 +117,90 @@ struct LoopbackTests {
         #expect(rig.nc.session.appName(for: id) == AppDisplayName("Messages"))
     }
 
+    @Test("long Control Point command at MTU 23 (board/scenarios/long-command-mtu23.scn): the 24-byte Get App Attributes for com.apple.mobilephone goes as Prepare Write ×2 + Execute Write 01, the phone executes it whole and the name reassembles")
+    func longCommandAtMTU23() {
+        var rig = Loopback(script: shipped("board/scenarios/long-command-mtu23.scn"))
+        rig.connect()
+        rig.run(forMs: 2_000)
+        #expect(rig.ncEvents.contains(.mtu(23)), "the phone agreed to no more than 23")
+        #expect(rig.nc.bearer.mtu == 23)
+        guard case .added(let call, nil)? = rig.ncChanges.last, call.uid == 1, call.category == .incomingCall else {
+            Issue.record("no call arrived")
+            return
+        }
+        let app = AppIdentifier("com.apple.mobilephone")
+        #expect(rig.nc.requestAppName(app) == .queued)
+        rig.settle()
+        let start = rig.trace.firstIndex(of: "W> " + mobilephonePart1) ?? rig.trace.count
+        #expect(Array(rig.trace[start...].prefix(6)) == [
+            "W> " + mobilephonePart1, "P> " + echo(mobilephonePart1),
+            "W> " + mobilephonePart2, "P> " + echo(mobilephonePart2),
+            "W> 18 01", "P> 19",
+        ])
+        #expect(!rig.trace.contains { $0.hasPrefix("W> 12 15 00 01") }, "never as a Write Request")
+        #expect(!rig.trace.contains("W> 18 00"), "nothing cancelled")
+        #expect(rig.controlPointWrites.last == mobilephoneCommand, "the phone received the whole command")
+        #expect(rig.phoneEvents.contains(.writeExecuted(write: true, byteCount: 24)))
+        #expect(rig.phoneEvents.contains(.dataSourceSent(byteCount: 31, fragmentCount: 2)))
+        #expect(rig.ncResults.contains(.appNameReceived(app)))
+        #expect(rig.nc.session.appName(for: app) == AppDisplayName("Phone"))
+        #expect(rig.nc.session.counters.commandsUnsendable == 0)
+        // The wearer answers: a short command is still one Write Request.
+        #expect(rig.nc.performAction(uid: 1, .positive) == .queued)
+        rig.nc.flush(now: rig.now)
+        rig.settle()
+        #expect(rig.trace.contains("W> 12 15 00 02 01 00 00 00 00"))
+        #expect(rig.phoneEvents.contains(.actionPerformed(uid: 1, action: .positive)))
+        rig.run(forMs: 100)
+        #expect(rig.phoneEvents.contains(.scenarioFinished(ok: true)))
+    }
+
+    @Test("a larger MTU is preferred: at the phone's 185 the same command is one Write Request, no long write")
+    func largerMTUNeedsNoLongWrite() {
+        var rig = liveRig()
+        #expect(rig.nc.bearer.mtu == 185)
+        let app = AppIdentifier("com.apple.mobilephone")
+        #expect(rig.nc.requestAppName(app) == .queued)
+        rig.settle()
+        #expect(rig.trace.contains("W> 12 15 00 " + mobilephoneCommand))
+        #expect(!rig.trace.contains { $0.hasPrefix("W> 16") || $0.hasPrefix("W> 18") })
+        #expect(rig.nc.session.appName(for: app) == AppDisplayName("Phone"))
+    }
+
+    @Test("an ANCS error on the executed long write fails the command as a failed Write Request does (0xA2, no cancel)")
+    func longWriteANCSError() {
+        var rig = liveRig(script: "mtu 23")
+        let app = AppIdentifier("com.example.unknownapp")
+        #expect(rig.nc.requestAppName(app) == .queued)
+        rig.settle()
+        #expect(rig.trace.contains("P> 01 18 15 00 A2"))
+        #expect(!rig.trace.contains("W> 18 00"))
+        #expect(rig.ncResults.contains(.failed(.getAppAttributes(appIdentifier: app, attributes: .displayName), .ancs(.invalidParameter))))
+        #expect(rig.nc.session.canSend == false && rig.nc.session.hasCommandInFlight == false)
+    }
+
+    @Test("Prepare Queue Full on a part: the wearable cancels (18 00) and the command fails with ATT 0x09; the next command goes")
+    func longWriteQueueFullCancels() {
+        var phone = PhoneConfig()
+        phone.prepareQueueCapacity = 1
+        var rig = liveRig(phone: phone, script: "mtu 23\napp com.x X")
+        let app = AppIdentifier("com.apple.mobilephone")
+        #expect(rig.nc.requestAppName(app) == .queued)
+        rig.settle()
+        #expect(rig.trace.suffix(6) == [
+            "W> " + mobilephonePart1, "P> " + echo(mobilephonePart1),
+            "W> " + mobilephonePart2, "P> 01 16 15 00 09",
+            "W> 18 00", "P> 19",
+        ])
+        #expect(rig.ncResults.contains(.failed(.getAppAttributes(appIdentifier: app, attributes: .displayName), .att(0x09))))
+        #expect(rig.phoneEvents.contains(.writeExecuted(write: false, byteCount: 18)))
+        #expect(!rig.phoneEvents.contains { if case .controlPointWrite = $0 { true } else { false } })
+        #expect(rig.nc.requestAppName(AppIdentifier("com.x")) == .queued, "a short command after the failure")
+        rig.settle()
+        #expect(rig.trace.contains("W> 12 15 00 01 63 6F 6D 2E 78 00 00"))
+        #expect(rig.nc.session.appName(for: AppIdentifier("com.x")) == AppDisplayName("X"))
+    }
+
     @Test("an action on a UID the phone has just removed is answered 0xA2 and the wearable forgets it")
     func actionRacesRemoval() {
         var rig = liveRig()

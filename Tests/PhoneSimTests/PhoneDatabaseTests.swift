@@ -90,7 +90,7 @@ struct PhoneDatabaseTests {
         #expect(p.exchange("12 12 00 01 00") == ["01 12 12 00 03"])
         #expect(p.exchange("12 09 00 02") == ["01 12 09 00 0D"])
         #expect(p.exchange("12 30 00 01 00") == ["01 12 30 00 01"])
-        #expect(p.exchange("16 03 00 00 00 41") == ["01 16 00 00 06"], "Prepare Write is not supported")
+        #expect(p.exchange("0E 03 00 05 00") == ["01 0E 00 00 06"], "Read Multiple is not supported")
         #expect(p.exchange("0A 03") == ["01 0A 00 00 04"], "a malformed request is Invalid PDU")
     }
 

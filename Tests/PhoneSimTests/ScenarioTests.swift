@@ -71,6 +71,8 @@ struct ScenarioParserTests {
         #expect(try parse("wait-action 0x10 5000") == .waitAction(uid: 16, timeoutMs: 5_000))
         #expect(try parse("error 0xA3") == .error(code: 0xA3, count: 1))
         #expect(try parse("error 163 3") == .error(code: 0xA3, count: 3))
+        #expect(try parse("mtu 23") == .mtu(23))
+        #expect(try parse("MTU 0x205") == .mtu(517))
         #expect(try parse("Service-Changed") == .serviceChanged)
         #expect(try parse("remove-ancs") == .removeANCS)
         #expect(try parse("add-ancs") == .addANCS)
@@ -124,6 +126,9 @@ struct ScenarioParserTests {
         Bad(line: "error 0x1FF", column: 7, kind: .numberOutOfRange),
         Bad(line: "error 0xA3 0", column: 12, kind: .numberOutOfRange),
         Bad(line: "quit now", column: 6, kind: .unexpectedArgument),
+        Bad(line: "mtu 22", column: 5, kind: .numberOutOfRange),
+        Bad(line: "mtu 518", column: 5, kind: .numberOutOfRange),
+        Bad(line: "mtu", column: 1, kind: .missingArgument(what: "mtu")),
         Bad(line: String(repeating: "a ", count: 25), column: 49, kind: .tooManyArguments),
     ])
     func badLines(_ bad: Bad) {
@@ -267,5 +272,8 @@ struct ScenarioPlayerTests {
         #expect(PhoneEvent.errorAnswered(handle: 0x15, code: 0xA2, reason: "unknown-uid").text
             == "error-answered handle=0x0015 code=0xA2 reason=unknown-uid")
         #expect(PhoneEvent.stepFailed(line: 3, command: "wait-action", reason: "timeout").text == "step-failed line=3 wait-action reason=timeout")
+        #expect(PhoneEvent.writePrepared(offset: 18, byteCount: 6).text == "cp-prepare offset=18 bytes=6")
+        #expect(PhoneEvent.writeExecuted(write: true, byteCount: 24).text == "cp-execute write bytes=24")
+        #expect(PhoneEvent.writeExecuted(write: false, byteCount: 18).text == "cp-execute cancel bytes=18")
     }
 }

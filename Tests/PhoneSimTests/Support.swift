@@ -7,10 +7,37 @@ import ANCS
 import ATT
 import Bounded
 import Firmware
+import Glibc
 import PhoneSim
 import TestSupport
 
 func toHex(text: String) -> String { toHex(Array(text.utf8)) }
+
+/// A shipped file's text (path relative to the repository root).
+func shipped(_ path: String) -> String {
+    let full = repositoryRoot + "/" + path
+    guard let file = fopen(full, "r") else { preconditionFailure("cannot open \(full)") }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = fread(&chunk, 1, chunk.count, file)
+        if n <= 0 { break }
+        bytes += chunk[0..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// Get App Attributes (display name) for com.apple.mobilephone: 24 bytes,
+/// one more than a Write Request carries at MTU 23.
+let mobilephoneCommand = "01 " + toHex(text: "com.apple.mobilephone") + " 00 00"
+/// The Prepare Writes that carry it to the Control Point at MTU 23: 18
+/// bytes at offset 0, then 6 at offset 18.
+let mobilephonePart1 = "16 15 00 00 00 01 63 6F 6D 2E 61 70 70 6C 65 2E 6D 6F 62 69 6C 65 70"
+let mobilephonePart2 = "16 15 00 12 00 68 6F 6E 65 00 00"
+
+/// The echo a server gives to a Prepare Write Request.
+func echo(_ request: String) -> String { "17" + request.dropFirst(2) }
 
 func bytes<let N: Int>(_ value: InlineBytes<N>) -> [UInt8] { (0..<value.count).map { value[$0] } }
 
