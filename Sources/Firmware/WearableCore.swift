@@ -22,6 +22,9 @@
 //   replay of hundreds overflows it (counted, see NotificationTable).
 // - Modified re-alerts only when the policy says so; Removed stops the UID's
 //   patterns everywhere.
+// - App names: once a rule has fetched a notification's app identifier, the
+//   app's display name is asked for (cached per session) for the events
+//   stream; nothing waits for it.
 // - Rules that need attributes (app identifier, title) fetch exactly those,
 //   lazily, when a notification that could alert arrives. Its alert waits
 //   for them (up to `ruleWaitMs`, default 1.5 s; the phone usually answers
@@ -513,6 +516,7 @@ public struct WearableCore: ~Copyable {
         case .actionDelivered(let uid, let action):
             emit(.action(uid: uid, action: action, result: "sent"))
         case .attributesReceived(let uid):
+            learnAppName()
             guard let i = pending.firstIndex(where: { $0.uid == uid }) else { break }
             pending.remove(at: i)
             if let record = phone.session.table.record(uid: uid), !applyRules(record, now: now) { alert(record, now: now) }
@@ -529,6 +533,22 @@ public struct WearableCore: ~Copyable {
         default:
             break
         }
+    }
+
+    /// Once a notification's app identifier is known (a rule fetched it),
+    /// asks the phone for the app's display name for the events stream: once
+    /// per session (the session caches names), and no alert waits for it.
+    /// At MTU 23 the command can exceed one write (`com.apple.mobilephone`
+    /// makes 24 bytes); the link sends it as a long write.
+    private mutating func learnAppName() {
+        guard phone.session.attributeReceived(.appIdentifier), !phone.session.attributeTruncated(.appIdentifier) else { return }
+        var app = AppIdentifier()
+        do {
+            let value = phone.session.attributeValue(.appIdentifier)
+            for i in 0..<value.count { app.append(value[i]) }
+        }
+        guard app.count > 0 else { return }
+        _ = phone.requestAppName(app)
     }
 
     public static func name(_ failure: CommandFailure) -> Name {

@@ -310,8 +310,16 @@ struct RuleTests {
         #expect(rig.level("vibration") == false, "waiting for the attributes")
         rig.phone("13")
         rig.phone(Self.response(uid: 1, [(0, "com.other")]))
+        // The app identifier known, its display name is asked for once.
+        #expect(rig.takeSent() == ["12 10 00 01 63 6F 6D 2E 6F 74 68 65 72 00 00"], "Get App Attributes com.other DisplayName")
+        rig.phone("13")
+        rig.phone("1B 12 00 01 63 6F 6D 2E 6F 74 68 65 72 00 00 05 00 4F 74 68 65 72")
         rig.notify(.added, call, .incomingCall, uid: 2)
         #expect(rig.takeSent() == ["12 10 00 00 02 00 00 00 00 01 40 00"], "IncomingCall: the title rule too")
+        // A second notification from the same app: the name is cached.
+        rig.phone("13")
+        rig.phone(Self.response(uid: 2, [(0, "com.other"), (1, "Bob")]))
+        #expect(rig.takeSent() == [])
     }
 
     @Test("a per-app rule lights the right LED once the attributes arrive")

@@ -3,6 +3,7 @@
 
 import ANCS
 import Bounded
+import Config
 import Firmware
 import PhoneSim
 import Testing
@@ -97,6 +98,38 @@ struct QuirkTests {
         let callLit = rig.core.isAlerting(uid: 1, output: ledCall)
         #expect(callLit)
         #expect(rig.phoneEvents.contains(.scenarioFinished(ok: true)))
+    }
+
+    @Test("long command at MTU 23: an app rule fetches the call's app identifier, the wearable asks its name (24 bytes) as a long write, and caches it")
+    func appNameAtMTU23IsALongWrite() throws {
+        let policy = try PolicyConfig.parse(
+            readRepositoryFile("board/policy.conf") + "\nrule app=com.apple.mobilephone category=IncomingCall led-call=call-flash\n",
+            board: simBoard)
+        var rig = WearableLoopback(scenario: "long-command-mtu23.scn") { $0.policy = policy }
+        let ledCall = rig.output("led-call")
+        rig.connect()
+        let callCame = rig.run(untilMs: 3_000) { $0.sawAdded(1) }
+        #expect(callCame)
+        rig.run(forMs: 50)
+        #expect(rig.events.contains(.link(.mtu(23))))
+        // Get App Attributes "com.apple.mobilephone" DisplayName: 24 bytes,
+        // as Prepare Writes of 18 + 6 at offsets 0 and 18, then Execute Write.
+        let prepares = rig.trace.filter { $0.hasPrefix("W> 16 15 00") }
+        #expect(prepares.count == 2)
+        #expect(prepares.first?.hasPrefix("W> 16 15 00 00 00 01 63 6F 6D") == true)
+        #expect(prepares.last?.hasPrefix("W> 16 15 00 12 00") == true)
+        #expect(rig.trace.contains("W> 18 01"))
+        #expect(!rig.trace.contains("W> 18 00"), "nothing cancelled")
+        let app = AppIdentifier("com.apple.mobilephone")
+        let name = rig.core.phone.session.appName(for: app)
+        #expect(name == AppDisplayName("Phone"))
+        #expect(rig.events.contains(.link(.command(.appNameReceived(app)))))
+        let ruleFlashes = rig.core.isAlerting(uid: 1, output: ledCall)
+        #expect(ruleFlashes, "the rule's alert plays once the app identifier arrived")
+        // A second call from the same app: the name is cached, no second ask.
+        try rig.phone.run("call \"Bob\" uid=2", now: rig.now)
+        rig.run(forMs: 100)
+        #expect(rig.trace.filter { $0.hasPrefix("W> 16 15 00") }.count == 2)
     }
 }
 
