@@ -27,9 +27,9 @@ struct PhoneAllocationTests {
                 failures += 1
             }
             phone.receive(fetch.span, now: Instant(ms: 2))
-            while phone.popOutgoing(into: &out) { sent += 1; if failures == 0 && sent < 12 { print("PDU", out.hexString) } }
+            while phone.popOutgoing(into: &out) { sent += 1 }
             phone.receive(act.span, now: Instant(ms: 3))
-            while phone.popOutgoing(into: &out) { sent += 1; if sent < 12 { print("PDU2", out.hexString) } }
+            while phone.popOutgoing(into: &out) { sent += 1 }
             while let event = phone.nextEvent() {
                 event.write(into: &line)
                 lines += 1
