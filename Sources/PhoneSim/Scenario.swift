@@ -65,6 +65,16 @@ public struct NotificationSpec: Equatable, Sendable {
     }
 }
 
+/// When the phone's database shows ANCS (`hide-ancs`).
+public enum ANCSHiding: Equatable, Sendable {
+    /// Always (unless a scenario removes it).
+    case never
+    /// Only while the link is encrypted.
+    case untilEncrypted
+    /// Only on a connection that was bonded when it started.
+    case untilBonded
+}
+
 /// One line of a scenario, parsed.
 public enum ScenarioCommand: Equatable, Sendable {
     /// Stored silently; sent only in the PreExisting replay of a subscription.
@@ -84,6 +94,15 @@ public enum ScenarioCommand: Equatable, Sendable {
     case addANCS
     /// Answer the next `count` Control Point writes with ATT error `code`.
     case error(code: UInt8, count: Int)
+    /// Notification sharing: `refusal` 0 allows it; otherwise the ATT error
+    /// every write to the ANCS CCCDs and the Control Point gets.
+    case share(refusal: UInt8)
+    case hideANCS(ANCSHiding)
+    /// On a bonded reconnection, the phone starts encryption itself this
+    /// long after connecting (0: at once).
+    case encryptDelay(ms: Int64)
+    /// The phone forgets the ANCS subscriptions without telling the wearable.
+    case dropSubscription
     case connect
     case disconnect
     case quit
@@ -102,6 +121,10 @@ public enum ScenarioCommand: Equatable, Sendable {
         case .removeANCS: "remove-ancs"
         case .addANCS: "add-ancs"
         case .error: "error"
+        case .share: "share"
+        case .hideANCS: "hide-ancs"
+        case .encryptDelay: "encrypt-delay"
+        case .dropSubscription: "drop-subscription"
         case .connect: "connect"
         case .disconnect: "disconnect"
         case .quit: "quit"
@@ -134,6 +157,8 @@ public struct ScenarioError: Error, Equatable, Sendable {
         /// Something directly after a quoted string or in place of a key.
         case expectedSpace
         case tooManyArguments
+        /// A word that is not one of those the command takes.
+        case unknownWord
         case lineTooLong
         /// The script does not fit the program buffer (`PhoneConfig.script*`).
         case scriptTooLong
@@ -155,6 +180,7 @@ public struct ScenarioError: Error, Equatable, Sendable {
             case .badEscape: "bad escape (use \\\" \\\\ \\n \\t)"
             case .expectedSpace: "expected a space"
             case .tooManyArguments: "too many arguments"
+            case .unknownWord: "not one of the command's words"
             case .lineTooLong: "line too long"
             case .scriptTooLong: "script too long"
             }
