@@ -147,6 +147,8 @@ public struct WearableCore: ~Copyable {
     private var categoryCounts: InlineArray<12, UInt8>
     private var unreadShown = false
     private var permissionShown = false
+    /// A link was encrypted before (the bond, when there is no controller).
+    private var peerWasEncrypted = false
     private let motorMask: UInt64
     private let steadyOn: Pattern
 
@@ -189,8 +191,11 @@ public struct WearableCore: ~Copyable {
     public mutating func linkUp(now: Instant) {
         // Outside pairing mode a phone without a bond is turned away, so a
         // link that stays is to a bonded phone (the controller confirms it
-        // with `connected(bonded:)`).
-        let bonded = controller.config.enabled && !controller.bonds.isEmpty && !controller.isPairingMode
+        // with `connected(bonded:)`). Without a controller (the UNIX link:
+        // no SMP, no bonds of ours) a phone whose link was encrypted before
+        // counts as bonded, as the simulated phone keeps its bond.
+        let bonded = controller.config.enabled
+            ? !controller.bonds.isEmpty && !controller.isPairingMode : peerWasEncrypted
         phone.linkUp(now: now, bonded: bonded)
         absorb(now: now)
     }
@@ -210,6 +215,7 @@ public struct WearableCore: ~Copyable {
     }
 
     public mutating func securityChanged(encrypted: Bool, now: Instant) {
+        if encrypted { peerWasEncrypted = true }
         phone.securityChanged(encrypted: encrypted, now: now)
         absorb(now: now)
     }
