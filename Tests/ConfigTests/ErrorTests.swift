@@ -127,6 +127,8 @@ struct PolicyErrorTests {
         #expect(policyError(ring + "alert IncomingCall led-call=ring until=removed\nrule category=IncomingCall title=Mom vibration=ring\n") == nil)
         #expect(policyError(ring + "feedback action-failed vibration=ring\n")?.line == 2)
         #expect(policyError(ring + "feedback pairing led-notify=ring\n") == nil)
+        #expect(policyError(ring + "feedback waiting-permission led-notify=ring\n") == nil, "stopped when subscribed or the link ends")
+        #expect(policyError(ring + "feedback waiting-permission led-notify=ring\nfeedback waiting-permission led-call=ring\n")?.kind == .duplicate)
     }
 
     @Test("an unknown pattern says how to define it")
