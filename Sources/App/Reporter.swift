@@ -180,6 +180,17 @@ public struct Reporter: ~Copyable, EventSink {
         case .discovered: session("discovered", now: now)
         case .subscribed: session("subscribed", now: now)
         case .ancsAbsent: session("ancs-absent", now: now)
+        case .permissionWaiting(let retryInMs):
+            if hasEvents {
+                begin("session", now: now)
+                field("state", "waiting-permission")
+                field("retry_ms", retryInMs)
+                finish()
+            }
+            logLine(.notice) {
+                $0.append(text: "session waiting-permission: the phone does not share notifications yet; allow it on the iPhone (retry in ")
+                $0.append(decimal: retryInMs); $0.append(text: " ms)")
+            }
         case .ended(let reason): session("ended", reason: reason, now: now)
         case .mtu(let mtu):
             if hasEvents {

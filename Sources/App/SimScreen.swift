@@ -48,7 +48,8 @@ struct SimScreen {
             return
         case "session":
             session = e["state"] ?? session
-            remember("\(stamp(e)) session \(session)" + (e["reason"].map { " (\($0))" } ?? ""))
+            remember("\(stamp(e)) session \(session)" + (e["reason"].map { " (\($0))" } ?? "")
+                + (e["retry_ms"].map { " (allow notifications on the phone; retry in \($0) ms)" } ?? ""))
         case "notification":
             if let uid = e["uid"] {
                 present.removeAll { $0 == uid }

@@ -145,13 +145,16 @@ public struct PolicyConfig: Equatable, Sendable {
     public var actionFailed: [OutputPattern]
     public var nothingToDo: [OutputPattern]
     public var pairing: [OutputPattern]
+    /// While the phone refuses the subscription until the user allows
+    /// notification sharing.
+    public var waitingPermission: [OutputPattern]
     /// A Modified notification plays its alert again.
     public var realertOnModified: Bool
 
     public init(
         patterns: [NamedPattern], alerts: [Alert?], rules: [Rule], unread: UnreadIndicator?, shortPress: [ButtonAction],
         longPress: [ButtonAction], actionFailed: [OutputPattern], nothingToDo: [OutputPattern],
-        pairing: [OutputPattern], realertOnModified: Bool
+        pairing: [OutputPattern], realertOnModified: Bool, waitingPermission: [OutputPattern] = []
     ) {
         precondition(alerts.count == CategoryID.knownCount, "one alert entry per known category")
         self.patterns = patterns
@@ -163,6 +166,7 @@ public struct PolicyConfig: Equatable, Sendable {
         self.actionFailed = actionFailed
         self.nothingToDo = nothingToDo
         self.pairing = pairing
+        self.waitingPermission = waitingPermission
         self.realertOnModified = realertOnModified
     }
 

@@ -23,8 +23,9 @@ struct PolicyParser {
     var actionFailed: [OutputPattern] = []
     var nothingToDo: [OutputPattern] = []
     var pairing: [OutputPattern] = []
-    /// action-failed, nothing-to-do, pairing.
-    var feedbackLines = [0, 0, 0]
+    var waitingPermission: [OutputPattern] = []
+    /// action-failed, nothing-to-do, pairing, waiting-permission.
+    var feedbackLines = [0, 0, 0, 0]
     var realertOnModified = false
     var realertLine = 0
 
@@ -328,11 +329,11 @@ struct PolicyParser {
     private mutating func takeFeedback(_ line: ConfigLine) throws(ConfigError) {
         let number = line.number
         let args = line.arguments
-        let events = ["action-failed", "nothing-to-do", "pairing"]
+        let events = ["action-failed", "nothing-to-do", "pairing", "waiting-permission"]
         guard let first = args.first, first.value == nil, let event = events.firstIndex(of: first.key) else {
             throw ConfigError(
                 line: number, .unknownKey,
-                "feedback is for action-failed, nothing-to-do or pairing: e.g. `feedback action-failed vibration=failure`")
+                "feedback is for action-failed, nothing-to-do, pairing or waiting-permission: e.g. `feedback action-failed vibration=failure`")
         }
         guard feedbackLines[event] == 0 else {
             throw ConfigError(line: number, .duplicate, "feedback \(first.key) is already set on line \(feedbackLines[event])")
@@ -344,7 +345,8 @@ struct PolicyParser {
         switch event {
         case 0: actionFailed = outputs
         case 1: nothingToDo = outputs
-        default: pairing = outputs
+        case 2: pairing = outputs
+        default: waitingPermission = outputs
         }
         feedbackLines[event] = number
     }
@@ -383,7 +385,7 @@ struct PolicyParser {
         return PolicyConfig(
             patterns: patterns, alerts: alerts, rules: rules, unread: unread, shortPress: shortPress,
             longPress: longPress, actionFailed: actionFailed, nothingToDo: nothingToDo, pairing: pairing,
-            realertOnModified: realertOnModified)
+            realertOnModified: realertOnModified, waitingPermission: waitingPermission)
     }
 
     private func checkEnds(_ outputs: [OutputPattern], line: Int, what: String, remedy: String) throws(ConfigError) {

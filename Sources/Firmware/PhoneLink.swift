@@ -27,6 +27,38 @@
 // Execute Write); its failure reaches the session as a failed Write Request
 // would, with the ATT error code. We offer the largest MTU we have, so this
 // only happens when the phone agrees to less.
+// Real-iPhone quirks (issue 10):
+// - Notification sharing not yet allowed: after pairing iOS asks the user
+//   whether to share notifications; until they agree, the ANCS CCCD writes
+//   fail with Write Not Permitted (0x03) or Insufficient Authorization
+//   (0x08). The link stays up: state `waitingForPermission`, event
+//   `permissionWaiting(retryInMs:)`, and the failed CCCD write is sent again
+//   after 5 s, 10 s, 20 s, 40 s, then every 60 s (`permissionRetry*Ms`)
+//   until it succeeds (`subscribed`) or the link ends. A Control Point write
+//   refused with 0x03/0x08 is reported as that command's failure (an ATT
+//   error) and nothing else: the subscription may still be live. If the
+//   phone withdrew sharing altogether, Notification Source goes quiet, the
+//   keep-alive probe fails, the resubscription is refused and the same
+//   waiting begins.
+// - ANCS missing until the link is encrypted: discovery that finds no ANCS
+//   on an unencrypted link asks for security and, once the link is
+//   encrypted, discovers again. Absent on an encrypted link too: `ancsAbsent`
+//   waits for Service Changed; every change to encrypted discovers once
+//   more (some iPhones show ANCS only on the connection after the first bond,
+//   which is encrypted from the start and discovers normally).
+// - Encryption already under way: a bonded iPhone that reconnects encrypts
+//   the link itself. On a link the platform says is bonded (`linkUp(now:
+//   bonded:)`, or `peerBonded` when it learns later), a request that needs
+//   security waits up to `bondedEncryptionWaitMs` (1.5 s) from the
+//   connection for the phone's encryption before `raiseSecurity` is asked
+//   for. At most one raise is outstanding (until `securityChanged`, or the
+//   bearer gives up waiting): the bearer's retries and discovery's own
+//   request share it.
+// - Silent subscription loss: the keep-alive probe above. A phone that forgot
+//   the subscription acknowledges the probe (or refuses it) instead of
+//   answering 0xA2, and the resubscription writes Notification Source off,
+//   then Data Source and Notification Source on again (the phone may have
+//   forgotten both).
 //
 // Outputs: PDUs in the bearer's outbox, `LinkAction`s for the platform
 // (raise security, disconnect) and `LinkEvent`s for the policy and the events
@@ -45,6 +77,15 @@ public struct PhoneLinkConfig: Sendable {
     public var deviceName = GATTServer.DeviceName("Wristlink")
     /// Notification Source silence after which the keep-alive probe is sent.
     public var keepAliveQuietMs: Int64 = 15 * 60_000
+    /// The first wait before a subscription refused for want of the user's
+    /// permission (0x03/0x08) is tried again; it doubles each time...
+    public var permissionRetryFirstMs: Int64 = 5_000
+    /// ...up to this.
+    public var permissionRetryMaxMs: Int64 = 60_000
+    /// On a link to a bonded phone: how long after the connection a request
+    /// that needs security waits for the phone to encrypt by itself before
+    /// the wearable asks for it.
+    public var bondedEncryptionWaitMs: Int64 = 1_500
     public var eventCapacity = 32
 
     public init() {}
@@ -60,6 +101,9 @@ public enum LinkState: Equatable, Sendable {
     case ancsAbsent
     case subscribingDataSource
     case subscribingNotificationSource
+    /// The phone refused a subscription until the user allows notification
+    /// sharing; the write is tried again at a backoff.
+    case waitingForPermission
     case live
     case resubscribing
 }
@@ -74,6 +118,9 @@ public enum LinkEvent: Equatable, Sendable {
     case ancsAbsent
     /// Notification Source is subscribed: the session is live.
     case subscribed
+    /// The phone refused a subscription (0x03/0x08: the user has not
+    /// allowed notification sharing yet); tried again in `retryInMs`.
+    case permissionWaiting(retryInMs: Int64)
     case ended(reason: Name)
     case notification(TableChange)
     case command(CommandResult)
@@ -95,6 +142,15 @@ public struct PhoneLinkCounters: Equatable, Sendable {
     public var eventsDropped: UInt64 = 0
     public var probesSent: UInt64 = 0
     public var resubscriptions: UInt64 = 0
+    /// Subscription writes refused with 0x03/0x08 (sharing not allowed yet).
+    public var permissionRefusals: UInt64 = 0
+    public var raiseSecurityRequests: UInt64 = 0
+    /// A raise wanted while one was outstanding or deferred: not asked again.
+    public var raisesCoalesced: UInt64 = 0
+    /// Raises deferred on a bonded link to let the phone encrypt first.
+    public var raisesDeferred: UInt64 = 0
+    /// ANCS discoveries started again because the link became encrypted.
+    public var rediscoveriesAfterEncryption: UInt64 = 0
     public init() {}
 }
 
@@ -124,6 +180,19 @@ public struct PhoneLink: ~Copyable {
     private var longWrite: LongWrite
     private var generation: UInt8 = 0
     private var lastNotificationSourceAt = Instant.zero
+    /// The link is to a bonded phone (it is expected to encrypt by itself).
+    public private(set) var isBonded = false
+    private var linkUpAt = Instant.zero
+    /// `raiseSecurity` was asked for and `securityChanged` has not answered.
+    public private(set) var isRaisingSecurity = false
+    /// A raise deferred on a bonded link: asked for at this time unless the
+    /// link is encrypted first.
+    private var raiseDueAt: Instant? = nil
+    private var raiseDueAttempt = 1
+    /// The refused subscription write to try again, and when.
+    private var permissionRetryTag = Tag.dataSourceCCCD
+    private var permissionRetryAt: Instant? = nil
+    private var permissionRetryMs: Int64 = 0
 
     public init(config: PhoneLinkConfig) {
         self.config = config
@@ -157,12 +226,17 @@ public struct PhoneLink: ~Copyable {
 
     // MARK: Link lifetime
 
-    public mutating func linkUp(now: Instant) {
+    /// A phone connected. `bonded`: the platform knows it as a bonded peer,
+    /// which will encrypt the link by itself.
+    public mutating func linkUp(now: Instant, bonded: Bool = false) {
         bearer.reset()
         server.reset()
         session.end()
         longWrite.reset()
         isEncrypted = false
+        isBonded = bonded
+        linkUpAt = now
+        clearSecurityAndRetries()
         generation &+= 1
         serviceChangedHandle = 0
         clearANCSHandles()
@@ -179,16 +253,65 @@ public struct PhoneLink: ~Copyable {
         longWrite.reset()
         state = .disconnected
         generation &+= 1
+        clearSecurityAndRetries()
         emit(.ended(reason: reason))
+    }
+
+    private mutating func clearSecurityAndRetries() {
+        isRaisingSecurity = false
+        raiseDueAt = nil
+        permissionRetryAt = nil
+        permissionRetryMs = 0
+    }
+
+    /// The platform learned after `linkUp` that the phone is bonded.
+    public mutating func peerBonded(now: Instant) {
+        guard state != .disconnected else { return }
+        isBonded = true
     }
 
     /// The platform's answer to `raiseSecurity` (or an encryption change it saw).
     public mutating func securityChanged(encrypted: Bool, now: Instant) {
-        if encrypted && !isEncrypted { emit(.secured) }
+        let becameEncrypted = encrypted && !isEncrypted
+        if becameEncrypted { emit(.secured) }
         isEncrypted = encrypted
+        isRaisingSecurity = false
+        if encrypted { raiseDueAt = nil }
         if let inbound = bearer.securityChanged(encrypted: encrypted, now: now) {
             process(inbound, pdu: Span<UInt8>(), now: now)
         }
+        if becameEncrypted, state == .ancsAbsent {
+            // Some iPhones show ANCS only on an encrypted link.
+            counters.rediscoveriesAfterEncryption &+= 1
+            restartANCS(reason: "encrypted", now: now)
+        }
+    }
+
+    /// Asks the platform for security once: not while a raise is
+    /// outstanding, and on a bonded link not before the phone has had
+    /// `bondedEncryptionWaitMs` to encrypt by itself.
+    private mutating func requestSecurity(attempt: Int, now: Instant) {
+        guard !isRaisingSecurity, raiseDueAt == nil else {
+            counters.raisesCoalesced &+= 1
+            return
+        }
+        if isBonded, !isEncrypted {
+            let until = linkUpAt.advanced(byMs: config.bondedEncryptionWaitMs)
+            if now < until {
+                counters.raisesDeferred &+= 1
+                raiseDueAt = until
+                raiseDueAttempt = attempt
+                return
+            }
+        }
+        raiseSecurityNow(attempt: attempt)
+    }
+
+    private mutating func raiseSecurityNow(attempt: Int) {
+        raiseDueAt = nil
+        isRaisingSecurity = true
+        counters.raiseSecurityRequests &+= 1
+        act(.raiseSecurity(attempt: attempt))
     }
 
     /// Ends the session on a link that stays up. A long write under way is
@@ -235,7 +358,7 @@ public struct PhoneLink: ~Copyable {
         case .indication(let handle, let value):
             indication(handle: handle, value: pdu.extracting(value), now: now)
         case .securityRequired(_, let attempt):
-            act(.raiseSecurity(attempt: attempt))
+            requestSecurity(attempt: attempt, now: now)
         case .response(let response, let rawTag):
             guard UInt8(truncatingIfNeeded: rawTag >> 8) == generation, let t = Tag(rawValue: UInt8(truncatingIfNeeded: rawTag)) else {
                 counters.staleResponses &+= 1
@@ -341,6 +464,9 @@ public struct PhoneLink: ~Copyable {
             case .serviceNotFound:
                 state = .ancsAbsent
                 emit(.ancsAbsent)
+                // Some iPhones show ANCS only once the link is encrypted:
+                // ask, and `securityChanged` discovers again.
+                if !isEncrypted { requestSecurity(attempt: 1, now: now) }
             case .failed(let reason):
                 state = .ancsAbsent
                 if case .attError(_, let code) = reason, ATTErrorCode.isSecurity(code) {
@@ -352,19 +478,22 @@ public struct PhoneLink: ~Copyable {
             }
         case .dataSourceCCCD:
             guard case .writeResponse = response else {
-                return subscribeFailed("data-source")
+                return subscribeFailed("data-source", response, tag: tag, now: now)
             }
             subscribeNotificationSource(now: now)
         case .notificationSourceCCCD:
             guard case .writeResponse = response else {
                 endSession()
-                return subscribeFailed("notification-source")
+                return subscribeFailed("notification-source", response, tag: tag, now: now)
             }
             state = .live
             lastNotificationSourceAt = now
+            permissionRetryMs = 0
             emit(.subscribed)
         case .notificationSourceOff:
-            subscribeNotificationSource(now: now)
+            // Data Source again too: a phone that forgot one subscription
+            // may have forgotten both.
+            subscribeDataSource(now: now)
         case .controlPoint:
             let result: CommandResult?
             if longWrite.isActive {
@@ -386,10 +515,31 @@ public struct PhoneLink: ~Copyable {
         }
     }
 
-    private mutating func subscribeFailed(_ what: Name) {
+    private mutating func subscribeFailed(_ what: Name, _ response: ATTPDU, tag: Tag, now: Instant) {
+        if case .errorResponse(_, _, let code) = response,
+            code == ATTErrorCode.writeNotPermitted || code == ATTErrorCode.insufficientAuthorization
+        {
+            // Sharing not allowed (yet): keep the link, try again later.
+            counters.permissionRefusals &+= 1
+            permissionRetryMs =
+                permissionRetryMs == 0 ? config.permissionRetryFirstMs : min(permissionRetryMs * 2, config.permissionRetryMaxMs)
+            permissionRetryTag = tag
+            permissionRetryAt = now.advanced(byMs: permissionRetryMs)
+            state = .waitingForPermission
+            emit(.permissionWaiting(retryInMs: permissionRetryMs))
+            return
+        }
         state = .ancsAbsent
         emit(.error(what: what, detail: "subscribe-failed"))
         act(.disconnect(reason: "subscribe-failed"))
+    }
+
+    private mutating func retrySubscription(now: Instant) {
+        if permissionRetryTag == .dataSourceCCCD {
+            subscribeDataSource(now: now)
+        } else {
+            subscribeNotificationSource(now: now)
+        }
     }
 
     private mutating func continueDiscovery(gatt: Bool, now: Instant) {
@@ -416,6 +566,11 @@ public struct PhoneLink: ~Copyable {
         notificationSourceHandle = ns.valueHandle
         controlPointHandle = ancsDiscovery.characteristic(.uuid128(ANCSUUID.controlPoint))?.valueHandle ?? 0
         emit(.discovered)
+        subscribeDataSource(now: now)
+    }
+
+    /// Data Source first (when the phone has it), then Notification Source.
+    private mutating func subscribeDataSource(now: Instant) {
         if let ds = ancsDiscovery.characteristic(.uuid128(ANCSUUID.dataSource)), ds.cccdHandle != 0 {
             dataSourceHandle = ds.valueHandle
             state = .subscribingDataSource
@@ -521,7 +676,7 @@ public struct PhoneLink: ~Copyable {
         if state == .live, !session.hasCommandInFlight {
             next = earliest(next, lastNotificationSourceAt.advanced(byMs: config.keepAliveQuietMs))
         }
-        return next
+        return earliest(next, earliest(raiseDueAt, permissionRetryAt))
     }
 
     public mutating func advance(now: Instant) {
@@ -533,8 +688,17 @@ public struct PhoneLink: ~Copyable {
                 linkDown(reason: "att-timeout")
                 return
             case .securityGaveUp(let error, let rawTag):
+                isRaisingSecurity = false
+                raiseDueAt = nil
                 process(.response(error, tag: rawTag), pdu: Span<UInt8>(), now: now)
             }
+        }
+        if let due = raiseDueAt, now >= due {
+            raiseSecurityNow(attempt: raiseDueAttempt)
+        }
+        if let due = permissionRetryAt, now >= due {
+            permissionRetryAt = nil
+            if state == .waitingForPermission { retrySubscription(now: now) }
         }
         if let result = session.checkTimeout(now: now) { commandFinished(result, now: now) }
         if state == .live, !session.hasCommandInFlight,

@@ -33,6 +33,9 @@
 //   match, or no answer in time, the category's alert plays.
 // - Unread indicator: an output held on while the CategoryCount of any chosen
 //   category is above zero.
+// Waiting for permission: while the phone refuses the subscription because
+// the user has not allowed notification sharing yet, the policy's
+// `waiting-permission` feedback plays (until subscribed or the link ends).
 // Pairing (Controller): while a pairing request waits for consent, the
 // accept button grants it and reject refuses it (one-button boards: short =
 // grant, long = refuse); a long press of both buttons opens pairing mode; the
@@ -101,6 +104,7 @@ public struct WearableCore: ~Copyable {
         static let unread: UInt32 = 0xFFFF_FFF0
         static let feedback: UInt32 = 0xFFFF_FFF1
         static let pairing: UInt32 = 0xFFFF_FFF2
+        static let permission: UInt32 = 0xFFFF_FFF3
         /// Output `o`'s sustained pattern (o < 8).
         static func sustained(_ output: Int) -> UInt32 { 0xFFFF_FF00 + UInt32(output) }
     }
@@ -160,6 +164,9 @@ public struct WearableCore: ~Copyable {
     private var applied: FixedArray<Bool>
     private var categoryCounts: InlineArray<12, UInt8>
     private var unreadShown = false
+    private var permissionShown = false
+    /// A link was encrypted before (the bond, when there is no controller).
+    private var peerWasEncrypted = false
     private let motorMask: UInt64
     private let steadyOn: Pattern
 
@@ -201,7 +208,14 @@ public struct WearableCore: ~Copyable {
     // MARK: Link inputs
 
     public mutating func linkUp(now: Instant) {
-        phone.linkUp(now: now)
+        // Outside pairing mode a phone without a bond is turned away, so a
+        // link that stays is to a bonded phone (the controller confirms it
+        // with `connected(bonded:)`). Without a controller (the UNIX link:
+        // no SMP, no bonds of ours) a phone whose link was encrypted before
+        // counts as bonded, as the simulated phone keeps its bond.
+        let bonded = controller.config.enabled
+            ? !controller.bonds.isEmpty && !controller.isPairingMode : peerWasEncrypted
+        phone.linkUp(now: now, bonded: bonded)
         absorb(now: now)
     }
 
@@ -220,6 +234,7 @@ public struct WearableCore: ~Copyable {
     }
 
     public mutating func securityChanged(encrypted: Bool, now: Instant) {
+        if encrypted { peerWasEncrypted = true }
         phone.securityChanged(encrypted: encrypted, now: now)
         absorb(now: now)
     }
@@ -250,6 +265,8 @@ public struct WearableCore: ~Copyable {
                 }
             case .consent, .controllerGone:
                 if !controller.isPairingMode { player.stop(owner: Owner.pairing, now: now) }
+            case .connected(bonded: true):
+                phone.peerBonded(now: now)
             default:
                 break
             }
@@ -323,9 +340,17 @@ public struct WearableCore: ~Copyable {
             updateUnread(now: now)
         case .command(let result):
             commandFinished(result, now: now)
+        case .permissionWaiting:
+            if !permissionShown {
+                permissionShown = true
+                feedback(policy.waitingPermission, owner: Owner.permission, priority: Priority.pairing, untilStopped: true, now: now)
+            }
         case .subscribed:
+            permissionShown = false
+            player.stop(owner: Owner.permission, now: now)
             replayUntil = now.advanced(byMs: replayWindowMs)
         case .ended:
+            permissionShown = false
             replayUntil = nil
             player.stopAll()
             pending.removeAll()

@@ -27,7 +27,10 @@ public struct PhoneCore: ~Copyable {
 
     enum Security: Equatable {
         case open
-        case pairing(until: Instant)
+        /// Bonded: the phone will start encryption itself at this time.
+        case encryptPending(at: Instant)
+        /// Pairing, or (`reencrypt`) encrypting with the bond's key.
+        case pairing(until: Instant, reencrypt: Bool)
         case secured
     }
 
@@ -93,6 +96,16 @@ public struct PhoneCore: ~Copyable {
     private var scenarioDue = false
     private var typedLineCount = 0
     private var lastNow = Instant.zero
+    /// `share off`: the ATT error ANCS writes get (0: sharing allowed).
+    private var shareRefusal: UInt8 = 0
+    private var ancsHiding = ANCSHiding.never
+    /// ANCS was taken out of the database by `hide-ancs` (not by a scenario).
+    private var ancsHiddenByQuirk = false
+    private var bondedAtConnection = false
+    private var encryptDelayMs: Int64 = 0
+    /// `drop-subscription`: the phone has no session for the wearable until
+    /// it subscribes Notification Source again.
+    private var sessionLost = false
 
     public init(config: PhoneConfig) {
         precondition(config.pairingDelayMs >= 0, "pairing cannot take negative time")
@@ -183,9 +196,18 @@ public struct PhoneCore: ~Copyable {
         bearer.reset()
         prepared.removeAll()
         database.resetSubscriptions()
-        security = !config.requiresSecurity || isBonded ? .secured : .open
+        sessionLost = false
+        bondedAtConnection = isBonded
+        if !config.requiresSecurity {
+            security = .secured
+        } else if isBonded {
+            security = encryptDelayMs > 0 ? .encryptPending(at: now.advanced(byMs: encryptDelayMs)) : .secured
+        } else {
+            security = .open
+        }
         emit(.connected(bonded: isBonded))
-        if config.requiresSecurity && isBonded { emit(.secured(newlyPaired: false)) }
+        if config.requiresSecurity && isBonded && security == .secured { emit(.secured(newlyPaired: false)) }
+        applyANCSHiding()
         if config.browsePeer {
             browser.start(exchangeMTU: true)
             browseReported = false
@@ -228,7 +250,7 @@ public struct PhoneCore: ~Copyable {
         if !isConnected {
             counters.pdusWhileDisconnected &+= 1
         } else {
-            completePairingIfDue(now: now)
+            updateSecurity(now: now)
             if isPairing {
                 counters.pdusHeldDuringPairing &+= 1
                 if pdu.count > held.slotBytes || !held.push(pdu) {
@@ -285,6 +307,17 @@ public struct PhoneCore: ~Copyable {
     }
 
     private mutating func serve(_ request: ATTPDU, _ pdu: Span<UInt8>, now: Instant, isCommand: Bool) {
+        if shareRefusal != 0, !isCommand, ancsAllowed, database.ancsPresent, case .writeRequest(let handle, _) = request,
+            handle == PhoneDatabase.notificationSourceCCCD || handle == PhoneDatabase.dataSourceCCCD
+                || handle == PhoneDatabase.controlPointValue
+        {
+            // The user has not allowed notification sharing (yet).
+            counters.writesRefusedNotShared &+= 1
+            PDUWriter.errorResponse(&scratch, requestOpcode: ATTOpcode.writeRequest, handle: handle, code: shareRefusal)
+            bearer.respond(copyOf: scratch)
+            emit(.errorAnswered(handle: handle, code: shareRefusal, reason: "not-shared"))
+            return
+        }
         let before = subscriptions
         switch database.respond(to: request, in: pdu, into: &scratch, mtu: bearer.mtu, secured: ancsAllowed) {
         case .answered:
@@ -315,6 +348,7 @@ public struct PhoneCore: ~Copyable {
             resetDataSource()
         }
         if before.notificationSource & bit == 0, after.notificationSource & bit != 0 {
+            sessionLost = false
             emit(.subscribed(.notificationSource))
             beginReplay()
         }
@@ -335,15 +369,71 @@ public struct PhoneCore: ~Copyable {
     private mutating func startPairing(now: Instant) {
         guard security == .open else { return }
         emit(.pairingStarted)
-        security = .pairing(until: now.advanced(byMs: config.pairingDelayMs))
-        completePairingIfDue(now: now)
+        security = .pairing(until: now.advanced(byMs: config.pairingDelayMs), reencrypt: false)
+        updateSecurity(now: now)
     }
 
-    private mutating func completePairingIfDue(now: Instant) {
-        guard case .pairing(let until) = security, now >= until else { return }
+    /// The wearable asked for security: on a real link an SMP Security
+    /// Request (the loopback test rig calls this for `raiseSecurity`; the
+    /// UNIX link carries none). An open link pairs. A request while the
+    /// phone's own encryption of a bonded link is under way, or due within
+    /// `encryptionCollisionWindowMs`, collides with it (counted, `dropped
+    /// security-request collision`; the phone's encryption goes on); one
+    /// earlier makes the phone encrypt at once.
+    public mutating func securityRequested(now: Instant) {
+        lastNow = now
+        guard isConnected else { return }
+        updateSecurity(now: now)
+        counters.securityRequests &+= 1
+        switch security {
+        case .open:
+            startPairing(now: now)
+        case .encryptPending(let at) where now < at.advanced(byMs: -config.encryptionCollisionWindowMs):
+            // Asked well before the phone meant to encrypt: it encrypts now.
+            security = .pairing(until: now.advanced(byMs: config.pairingDelayMs), reencrypt: true)
+        case .encryptPending, .pairing(_, reencrypt: true):
+            counters.securityCollisions &+= 1
+            emit(.dropped(what: "security-request", reason: "collision"))
+        case .pairing, .secured:
+            break
+        }
+        runScenario(now: now)
+    }
+
+    /// Shows or hides ANCS as `hide-ancs` says for this link now (no
+    /// Service Changed: the wearable is expected to look again by itself).
+    private mutating func applyANCSHiding() {
+        let hidden: Bool
+        switch ancsHiding {
+        case .never: hidden = false
+        case .untilEncrypted: hidden = security != .secured
+        case .untilBonded: hidden = !bondedAtConnection
+        }
+        if hidden, database.ancsPresent {
+            let before = subscriptions
+            database.removeANCS()
+            ancsHiddenByQuirk = true
+            emit(.ancsRemoved)
+            subscriptionsChanged(from: before)
+        } else if !hidden, ancsHiddenByQuirk {
+            ancsHiddenByQuirk = false
+            if !database.ancsPresent {
+                database.addANCS()
+                emit(.ancsAdded)
+            }
+        }
+    }
+
+    private mutating func updateSecurity(now: Instant) {
+        if case .encryptPending(let at) = security, now >= at {
+            // A bonded phone encrypting the link by itself, as iOS does.
+            security = .pairing(until: at.advanced(byMs: config.pairingDelayMs), reencrypt: true)
+        }
+        guard case .pairing(let until, let reencrypt) = security, now >= until else { return }
         security = .secured
         isBonded = true
-        emit(.secured(newlyPaired: true))
+        emit(.secured(newlyPaired: !reencrypt))
+        applyANCSHiding()
         // A local copy: processing mutates self, which owns the queue.
         var pdu = InlineBytes<517>()
         while !held.isEmpty, isConnected, security == .secured {
@@ -415,6 +505,12 @@ public struct PhoneCore: ~Copyable {
         if forcedErrorsLeft > 0 {
             forcedErrorsLeft -= 1
             return answerControlPoint(errorCode: forcedErrorCode, reason: "scripted", requestOpcode: requestOpcode)
+        }
+        if sessionLost {
+            // No session for this client: the write is taken, nothing follows.
+            counters.controlPointWritesWithoutSession &+= 1
+            emit(.dropped(what: "control-point", reason: "no-session"))
+            return acknowledgeControlPoint(requestOpcode: requestOpcode)
         }
         let answer = ControlPointServer.answer(value, store: store, apps: apps, overlongValues: config.overlongValues, into: &response)
         switch answer {
@@ -649,7 +745,8 @@ public struct PhoneCore: ~Copyable {
         var next: Instant? = nil
         if isConnected {
             next = bearer.deadline
-            if case .pairing(let until) = security { next = earliest(next, until) }
+            if case .pairing(let until, _) = security { next = earliest(next, until) }
+            if case .encryptPending(let at) = security { next = earliest(next, at) }
             if let sentAt = indicationSentAt { next = earliest(next, sentAt.advanced(byMs: config.indicationTimeoutMs)) }
         }
         return earliest(next, scenarioDeadline)
@@ -658,7 +755,7 @@ public struct PhoneCore: ~Copyable {
     public mutating func advance(now: Instant) {
         lastNow = now
         if isConnected {
-            completePairingIfDue(now: now)
+            updateSecurity(now: now)
             if let timeout = bearer.checkTimeout(now: now) {
                 switch timeout {
                 case .transactionTimedOut:
@@ -855,6 +952,19 @@ public struct PhoneCore: ~Copyable {
         case .mtu(let mtu):
             if mtu > config.bearer.maxMTU { emit(.valueTruncated(line: line, field: "mtu")) }
             bearer.limitMTU(min(mtu, config.bearer.maxMTU))
+        case .share(let refusal):
+            shareRefusal = refusal
+        case .hideANCS(let hiding):
+            ancsHiding = hiding
+            if isConnected { applyANCSHiding() }
+        case .encryptDelay(let ms):
+            encryptDelayMs = ms
+        case .dropSubscription:
+            guard isConnected else { return .failed(reason: "not-connected") }
+            let before = subscriptions
+            database.dropANCSSubscriptions()
+            sessionLost = true
+            subscriptionsChanged(from: before)
         case .connect:
             if !isConnected { act(.connect) }
         case .disconnect:

@@ -157,6 +157,12 @@ public struct PhoneDatabase: Sendable {
         dataSourceCCCDValue = 0
     }
 
+    /// Forgets the ANCS subscriptions (Notification Source, Data Source).
+    public mutating func dropANCSSubscriptions() {
+        notificationSourceCCCDValue = 0
+        dataSourceCCCDValue = 0
+    }
+
     public mutating func addANCS() {
         ancsPresent = true
     }

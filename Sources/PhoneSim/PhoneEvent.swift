@@ -22,6 +22,9 @@ public struct PhoneConfig: Sendable {
     /// How long the pairing that follows the first 0x05 takes (0–200 ms is
     /// realistic for Just Works; the wearer's consent can take longer).
     public var pairingDelayMs: Int64 = 100
+    /// A security request from the wearable this close before the phone's
+    /// own encryption of a bonded link (`encrypt-delay`) collides with it.
+    public var encryptionCollisionWindowMs: Int64 = 500
     /// Send Title/Subtitle/Message in full, ignoring the requested maximum.
     public var overlongValues = false
     /// Discover the wearable's GAP/GATT after connecting, as iOS does.
@@ -134,5 +137,14 @@ public struct PhoneCounters: Equatable, Sendable {
     public var transactionTimeouts: UInt64 = 0
     public var peerValuesIgnored: UInt64 = 0
     public var bearerDrops: UInt64 = 0
+    /// ANCS writes refused because sharing is off (`share off`).
+    public var writesRefusedNotShared: UInt64 = 0
+    /// Security requests from the wearable (`securityRequested`)...
+    public var securityRequests: UInt64 = 0
+    /// ...that came while the phone's own encryption was pending or running.
+    public var securityCollisions: UInt64 = 0
+    /// Control Point writes taken after `drop-subscription`, before the
+    /// wearable subscribed again.
+    public var controlPointWritesWithoutSession: UInt64 = 0
     public init() {}
 }

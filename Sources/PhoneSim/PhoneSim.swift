@@ -33,7 +33,10 @@
 // encryption is on) and answered when pairing completes. From then on the
 // phone is bonded: each later connection of the same `PhoneCore` is secured
 // at once, as iOS encrypts a bonded link right after connecting, so the
-// wearable sees no 0x05. `requiresSecurity: false` turns all of it off.
+// wearable sees no 0x05 (with `encrypt-delay`, it encrypts itself after
+// that delay; `securityRequested` is the wearable's SMP Security Request,
+// which only the in-memory test rig delivers: see docs/scenarios.md).
+// `requiresSecurity: false` turns all of it off.
 //
 // Subscriptions and sessions. CCCDs start off at every connection. When
 // Notification Source is subscribed, every stored notification is replayed
@@ -85,6 +88,13 @@
 //   replay-flag on|off                       whether the replay carries PreExisting (on)
 //   mtu     <n>                              the largest ATT MTU (23-517, at most the
 //                                            config's) agreed from the next exchange on
+//   share off [code] | share on              sharing not allowed: ANCS CCCD and Control Point
+//                                            writes get ATT error code (0x08) until `share on`
+//   hide-ancs encrypted|bonded|off           ANCS absent until the link is encrypted, or on
+//                                            connections not bonded at their start (no indication)
+//   encrypt-delay <ms>                       a bonded reconnection encrypts itself after ms
+//   drop-subscription                        forget the NS/DS subscriptions silently; Control
+//                                            Point writes then get a bare Write Response
 //   connect | disconnect                     ask the platform to (re)connect or hang up
 //   forget                                   drop the bond and hang up (Forget This Device)
 //   quit                                     stop: the `quit` action, the queue is dropped

@@ -71,6 +71,16 @@ public struct NotificationSpec: Equatable, Sendable {
     }
 }
 
+/// When the phone's database shows ANCS (`hide-ancs`).
+public enum ANCSHiding: Equatable, Sendable {
+    /// Always (unless a scenario removes it).
+    case never
+    /// Only while the link is encrypted.
+    case untilEncrypted
+    /// Only on a connection that was bonded when it started.
+    case untilBonded
+}
+
 /// One line of a scenario, parsed.
 public enum ScenarioCommand: Equatable, Sendable {
     /// Stored silently; sent only in the PreExisting replay of a subscription.
@@ -95,6 +105,15 @@ public enum ScenarioCommand: Equatable, Sendable {
     case replayFlag(on: Bool)
     /// The largest ATT MTU the phone agrees to from the next exchange on.
     case mtu(Int)
+    /// Notification sharing: `refusal` 0 allows it; otherwise the ATT error
+    /// every write to the ANCS CCCDs and the Control Point gets.
+    case share(refusal: UInt8)
+    case hideANCS(ANCSHiding)
+    /// On a bonded reconnection, the phone starts encryption itself this
+    /// long after connecting (0: at once).
+    case encryptDelay(ms: Int64)
+    /// The phone forgets the ANCS subscriptions without telling the wearable.
+    case dropSubscription
     case connect
     case disconnect
     /// "Forget This Device": the phone drops its bond and hangs up; it
@@ -118,6 +137,10 @@ public enum ScenarioCommand: Equatable, Sendable {
         case .error: "error"
         case .replayFlag: "replay-flag"
         case .mtu: "mtu"
+        case .share: "share"
+        case .hideANCS: "hide-ancs"
+        case .encryptDelay: "encrypt-delay"
+        case .dropSubscription: "drop-subscription"
         case .connect: "connect"
         case .disconnect: "disconnect"
         case .forget: "forget"
@@ -151,6 +174,8 @@ public struct ScenarioError: Error, Equatable, Sendable {
         /// Something directly after a quoted string or in place of a key.
         case expectedSpace
         case tooManyArguments
+        /// A word that is not one of those the command takes.
+        case unknownWord
         case lineTooLong
         /// The script does not fit the program buffer (`PhoneConfig.script*`).
         case scriptTooLong
@@ -172,6 +197,7 @@ public struct ScenarioError: Error, Equatable, Sendable {
             case .badEscape: "bad escape (use \\\" \\\\ \\n \\t)"
             case .expectedSpace: "expected a space"
             case .tooManyArguments: "too many arguments"
+            case .unknownWord: "not one of the command's words"
             case .lineTooLong: "line too long"
             case .scriptTooLong: "script too long"
             }

@@ -112,7 +112,7 @@ public enum ScenarioParser {
             try p.expectOnly(positionals: 1)
             if matches(line, t, "on") { return .replayFlag(on: true) }
             if matches(line, t, "off") { return .replayFlag(on: false) }
-            throw p.error(.unexpectedArgument, at: t)
+            throw p.error(.unknownWord, at: t)
         }
         if matches(line, verb, "mtu") {
             let t = try p.positional(0, what: "mtu")
@@ -121,8 +121,38 @@ public enum ScenarioParser {
             try p.expectOnly(positionals: 1)
             return .mtu(Int(mtu))
         }
+        if matches(line, verb, "share") {
+            let word = try p.positional(0, what: "on|off")
+            if matches(line, word, "on") {
+                try p.expectOnly(positionals: 1)
+                return .share(refusal: 0)
+            }
+            guard matches(line, word, "off") else { throw p.error(.unknownWord, at: word) }
+            var code: UInt64 = 0x08
+            if let t = p.optionalPositional(1) {
+                code = try number(line, t, max: 0xFF, p)
+                guard code != 0 else { throw p.error(.numberOutOfRange, at: t) }
+            }
+            try p.expectOnly(positionals: 2)
+            return .share(refusal: UInt8(code))
+        }
+        if matches(line, verb, "hide-ancs") {
+            let word = try p.positional(0, what: "encrypted|bonded|off")
+            try p.expectOnly(positionals: 1)
+            if matches(line, word, "encrypted") { return .hideANCS(.untilEncrypted) }
+            if matches(line, word, "bonded") { return .hideANCS(.untilBonded) }
+            if matches(line, word, "off") { return .hideANCS(.never) }
+            throw p.error(.unknownWord, at: word)
+        }
+        if matches(line, verb, "encrypt-delay") {
+            let ms = try number(line, try p.positional(0, what: "ms"), max: maxDurationMs, p)
+            try p.expectOnly(positionals: 1)
+            return .encryptDelay(ms: Int64(ms))
+        }
         let command: ScenarioCommand
-        if matches(line, verb, "service-changed") {
+        if matches(line, verb, "drop-subscription") {
+            command = .dropSubscription
+        } else if matches(line, verb, "service-changed") {
             command = .serviceChanged
         } else if matches(line, verb, "remove-ancs") {
             command = .removeANCS

@@ -203,6 +203,8 @@ public struct BlueZLink: ~Copyable, LinkBackend {
         }
     }
 
+    public var hasPendingInput: Bool { lostReason != nil || connectedPending || securityReport != nil }
+
     public mutating func raiseSecurity(attempt: Int) {
         guard socket.isOpen else { return }
         let wanted = UInt8(BT_SECURITY_MEDIUM)

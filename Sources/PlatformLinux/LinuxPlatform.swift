@@ -47,7 +47,8 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
         mgmt.addDescriptor(to: &poll)
         if let fd = signals?.fd { poll.add(fd, events: Int16(POLLIN)) }
         let due = earliest(earliest(deadline, lines.deadline), service.nextPing)
-        let timeout = PollSet.timeoutMs(until: due, now: now())
+        // A report waiting in the link (e.g. a raise from a timer) is read now.
+        let timeout = link.hasPendingInput ? 0 : PollSet.timeoutMs(until: due, now: now())
         do {
             try poll.wait(timeoutMs: timeout)
             wakeups &+= 1

@@ -16,6 +16,10 @@ public protocol LinkBackend: ~Copyable {
     mutating func send(_ pdu: borrowing ByteBuffer)
     mutating func raiseSecurity(attempt: Int)
     mutating func disconnect()
+    /// An input is waiting that no descriptor will signal (a connection, a
+    /// security answer or a lost link noted by `raiseSecurity` or `send`,
+    /// which a timer may have called): the platform must not sleep.
+    var hasPendingInput: Bool { get }
 }
 
 public struct UnixLink: ~Copyable, LinkBackend {
@@ -139,6 +143,8 @@ public struct UnixLink: ~Copyable, LinkBackend {
     public mutating func raiseSecurity(attempt: Int) {
         if socket.isOpen { securityPending = true }
     }
+
+    public var hasPendingInput: Bool { lostReason != nil || connectedPending || securityPending }
 
     public mutating func disconnect() {
         socket.close()

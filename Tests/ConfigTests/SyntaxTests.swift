@@ -196,6 +196,7 @@ struct PolicySyntaxTests {
             feedback action-failed vibration=blink
             feedback nothing-to-do led-notify=blink vibration=blink
             feedback pairing led-notify=ring
+            feedback waiting-permission led-call=ring
             realert-on-modified yes
             """, board: simBoard)
         #expect(policy.unread == UnreadIndicator(output: 1, categories: 0b1001))
@@ -203,6 +204,7 @@ struct PolicySyntaxTests {
         #expect(policy.actionFailed == [OutputPattern(output: 2, pattern: 0)])
         #expect(policy.nothingToDo.count == 2)
         #expect(policy.pairing == [OutputPattern(output: 0, pattern: 1)])
+        #expect(policy.waitingPermission == [OutputPattern(output: 1, pattern: 1)])
         #expect(policy.realertOnModified)
     }
 }

@@ -241,6 +241,10 @@ func fuzzPhoneLink(_ input: Span<UInt8>) {
         case 2:
             _ = link.performAction(uid: UInt32(r.byte() % 8), r.byte() & 1 == 0 ? .positive : .negative)
             _ = link.requestAttributes(uid: UInt32(r.byte() % 8), .title)
+        case 3:
+            // A new link, to a bonded phone or not (the bonded wait, the
+            // permission backoff and the single raise start over).
+            link.linkUp(now: now, bonded: r.byte() & 1 == 0)
         default:
             link.receive(r.take(Int(r.byte() % 64)), now: now)
         }

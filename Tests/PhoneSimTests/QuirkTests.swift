@@ -9,7 +9,7 @@ import PhoneSim
 import Testing
 import TestSupport
 
-@Suite("Real-iPhone quirks, from their scenario files")
+@Suite("Real-iPhone quirks: the board/scenarios files against the whole wearable core")
 struct QuirkTests {
     @Test("reconnect flood: a replay without PreExisting never buzzes or fetches; a call in the window rings; the table keeps the newest")
     func reconnectFloodIsReplay() {

@@ -83,6 +83,24 @@ struct ScenarioParserTests {
         #expect(try parse("notify 13 uid=1") == .notify(NotificationSpec(uid: 1, category: CategoryID(rawValue: 13), content: content())))
     }
 
+    @Test("the quirk commands: share, hide-ancs, encrypt-delay, drop-subscription; a wrong word is refused where it stands")
+    func quirkCommands() throws {
+        #expect(try parse("share off") == .share(refusal: 0x08))
+        #expect(try parse("share off 0x03") == .share(refusal: 0x03))
+        #expect(try parse("Share ON") == .share(refusal: 0))
+        #expect(try parse("hide-ancs encrypted") == .hideANCS(.untilEncrypted))
+        #expect(try parse("hide-ancs bonded") == .hideANCS(.untilBonded))
+        #expect(try parse("hide-ancs off") == .hideANCS(.never))
+        #expect(try parse("encrypt-delay 300") == .encryptDelay(ms: 300))
+        #expect(try parse("drop-subscription") == .dropSubscription)
+        #expect(parseError("share maybe") == ScenarioError(line: 1, column: 7, kind: .unknownWord))
+        #expect(parseError("share off 0") == ScenarioError(line: 1, column: 11, kind: .numberOutOfRange))
+        #expect(parseError("share on 0x08") == ScenarioError(line: 1, column: 10, kind: .unexpectedArgument))
+        #expect(parseError("hide-ancs always") == ScenarioError(line: 1, column: 11, kind: .unknownWord))
+        #expect(parseError("encrypt-delay") == ScenarioError(line: 1, column: 1, kind: .missingArgument(what: "ms")))
+        #expect(parseError("drop-subscription now") == ScenarioError(line: 1, column: 19, kind: .unexpectedArgument))
+    }
+
     @Test("blank lines and comments are nothing; a comment may follow a command; escapes work in quotes")
     func commentsAndEscapes() throws {
         #expect(try parse("") == nil)

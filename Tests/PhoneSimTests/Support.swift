@@ -113,8 +113,14 @@ extension PhoneEvent {
 
 /// The phone and the wearable's PhoneLink, wired back to back in memory,
 /// with a virtual clock. After every PDU the PhoneLink side is settled as
-/// the Runner does (events, flush, actions); `raiseSecurity` is answered at
-/// once with `securityChanged(encrypted: true)`, as the UNIX link does.
+/// the Runner does (events, flush, actions); `raiseSecurity` reaches the phone
+/// as a security request (`PhoneCore.securityRequested`, what SMP carries on
+/// a real link) and is answered at once with `securityChanged(encrypted:
+/// true)`, as the UNIX link does. Encryption the phone starts itself (a
+/// bonded reconnection) reaches the wearable as `securityChanged` when the
+/// phone reports it, as BlueZLink notices it. The wearable knows the link is
+/// bonded when the phone does (`linkUp(now:bonded:)`), as the controller's
+/// bond store would.
 struct Loopback: ~Copyable {
     var nc: PhoneLink
     var phone: PhoneCore
@@ -125,9 +131,15 @@ struct Loopback: ~Copyable {
     var phoneActions: [PhoneAction] = []
     /// Every PDU, "P>" from the phone and "W>" from the wearable.
     var trace: [String] = []
+    /// The virtual time of each `trace` entry, in ms.
+    var traceTimes: [Int64] = []
     /// Values of the last completed attributes response, read when it completed.
     var attributes: [NotificationAttributeID: [UInt8]] = [:]
     var truncated: Set<UInt8> = []
+    /// False: `raiseSecurity` waits for `answerRaises()`, as a kernel that
+    /// is still pairing does.
+    var answersRaisesAtOnce = true
+    var unansweredRaises = 0
 
     init(phone: PhoneConfig = PhoneConfig(), wearable: PhoneLinkConfig = PhoneLinkConfig(), script: String? = nil) {
         nc = PhoneLink(config: wearable)
@@ -144,8 +156,18 @@ struct Loopback: ~Copyable {
     var state: LinkState { nc.state }
 
     mutating func connect() {
-        nc.linkUp(now: now)
+        nc.linkUp(now: now, bonded: phone.isBonded)
         phone.linkUp(now: now)
+        settle()
+    }
+
+    /// Delivers the raises held while `answersRaisesAtOnce` was false.
+    mutating func answerRaises() {
+        while unansweredRaises > 0 {
+            unansweredRaises -= 1
+            phone.securityRequested(now: now)
+            nc.securityChanged(encrypted: true, now: now)
+        }
         settle()
     }
 
@@ -172,12 +194,14 @@ struct Loopback: ~Copyable {
             if phone.popOutgoing(into: &out) {
                 moved = true
                 trace.append("P> " + toHex(out.toArray()))
+                traceTimes.append(now.ms(since: .zero))
                 nc.receive(out.span, now: now)
             }
             settleWearable()
             if nc.popOutgoing(into: &out) {
                 moved = true
                 trace.append("W> " + toHex(out.toArray()))
+                traceTimes.append(now.ms(since: .zero))
                 phone.receive(out.span, now: now)
             }
             if !moved { break }
@@ -218,7 +242,12 @@ struct Loopback: ~Copyable {
             ncActions.append(action)
             switch action {
             case .raiseSecurity:
-                nc.securityChanged(encrypted: true, now: now)
+                if answersRaisesAtOnce {
+                    phone.securityRequested(now: now)
+                    nc.securityChanged(encrypted: true, now: now)
+                } else {
+                    unansweredRaises += 1
+                }
             case .disconnect(let reason):
                 nc.linkDown(reason: reason)
                 phone.linkDown(reason: "peer-closed", now: now)
@@ -227,12 +256,15 @@ struct Loopback: ~Copyable {
     }
 
     private mutating func settlePhone() {
-        while let event = phone.nextEvent() { phoneEvents.append(event) }
+        while let event = phone.nextEvent() {
+            phoneEvents.append(event)
+            if case .secured = event, nc.state != .disconnected, !nc.isEncrypted { nc.securityChanged(encrypted: true, now: now) }
+        }
         while let action = phone.nextAction() {
             phoneActions.append(action)
             switch action {
             case .connect:
-                nc.linkUp(now: now)
+                nc.linkUp(now: now, bonded: phone.isBonded)
                 phone.linkUp(now: now)
             case .disconnect:
                 nc.linkDown(reason: "peer-closed")
@@ -262,6 +294,12 @@ struct Loopback: ~Copyable {
     var ncResults: [CommandResult] {
         ncEvents.compactMap { if case .command(let result) = $0 { result } else { nil } }
     }
+
+    var raises: Int { ncActions.filter { if case .raiseSecurity = $0 { true } else { false } }.count }
+    var disconnects: [LinkAction] { ncActions.filter { if case .disconnect = $0 { true } else { false } } }
+
+    /// Virtual times (ms) at which `pdu` went over the link.
+    func times(of pdu: String) -> [Int64] { trace.indices.filter { trace[$0] == pdu }.map { traceTimes[$0] } }
 
     var controlPointWrites: [String] {
         phoneEvents.compactMap { if case .controlPointWrite(let b) = $0 { toHex(bytes(b)) } else { nil } }

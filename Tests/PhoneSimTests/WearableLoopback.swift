@@ -1,8 +1,10 @@
 // The simulated iPhone and the whole wearable core (link, policy, patterns,
 // buttons) back to back in memory on a virtual clock: what `wristlink sim`
 // runs, minus the sockets and the terminal. The core is settled as the
-// Runner settles it (events, flush, outgoing PDUs, actions); a security
-// raise is answered at once, as the UNIX link does.
+// Runner settles it (events, flush, outgoing PDUs, actions). A security
+// raise reaches the phone as a security request (what SMP carries) and is
+// answered at once, as the UNIX link does; encryption the phone starts by
+// itself reaches the core as `securityChanged`.
 
 import ANCS
 import Bounded
@@ -78,6 +80,7 @@ struct WearableLoopback: ~Copyable {
         while let action = core.nextAction() {
             switch action {
             case .raiseSecurity:
+                phone.securityRequested(now: now)
                 core.securityChanged(encrypted: true, now: now)
             case .disconnect(let reason):
                 core.linkDown(reason: reason, now: now)
@@ -87,7 +90,12 @@ struct WearableLoopback: ~Copyable {
     }
 
     private mutating func settlePhone() {
-        while let e = phone.nextEvent() { phoneEvents.append(e) }
+        while let e = phone.nextEvent() {
+            phoneEvents.append(e)
+            if case .secured = e, core.phone.state != .disconnected, !core.phone.isEncrypted {
+                core.securityChanged(encrypted: true, now: now)
+            }
+        }
         while let action = phone.nextAction() {
             switch action {
             case .connect:

@@ -114,6 +114,7 @@ public struct TimedLink: ~Copyable, LinkBackend {
     }
     public mutating func raiseSecurity(attempt: Int) { inner.raiseSecurity(attempt: attempt) }
     public mutating func disconnect() { inner.disconnect() }
+    public var hasPendingInput: Bool { inner.hasPendingInput }
 }
 
 /// Counts what the firmware reports and discards it (the events stream and
