@@ -12,7 +12,7 @@ public enum RunCommand {
         USAGE: wristlink run [--link bluez[:hciN] | --link unix:PATH] [--board FILE] [--policy FILE]
                              [--gpio chip | --gpio sim] [--events FILE|-] [--trace FILE]
                              [--log-level LEVEL] [--state-dir DIR] [--consent-window-ms MS] [--accept-pairing]
-                             [--replay-window-ms MS]
+                             [--replay-window-ms MS] [--keep-alive-ms MS]
 
           --link bluez[:hciN]  the phone over the kernel's Bluetooth stack (default bluez:hci0)
           --link unix:PATH     listen on a UNIX SOCK_SEQPACKET socket instead (one packet = one ATT PDU),
@@ -32,6 +32,8 @@ public enum RunCommand {
                                test rig; a wearer should not use it)
           --replay-window-ms MS  after subscribing, how long notifications (calls excepted) are taken
                                as the phone's replay and never alert (0...30000, default 3000)
+          --keep-alive-ms MS   Notification Source silence after which the wearable checks that the
+                               phone still has its subscription (10000...3600000, default 900000)
 
         Stops on SIGINT or SIGTERM with every output off. Exit codes: see wristlink help.
         """
@@ -52,6 +54,7 @@ public enum RunCommand {
         var consentWindowMs: Int64? = nil
         var acceptPairing = false
         var replayWindowMs: Int64? = nil
+        var keepAliveMs: Int64? = nil
     }
 
     static func parse(_ args: ArraySlice<String>) throws(UsageError) -> Options {
@@ -59,7 +62,7 @@ public enum RunCommand {
             args,
             valued: [
                 "--link", "--board", "--policy", "--gpio", "--events", "--trace", "--log-level", "--state-dir", "--consent-window-ms",
-                "--replay-window-ms",
+                "--replay-window-ms", "--keep-alive-ms",
             ],
             boolean: ["--accept-pairing"])
         var o = Options()
@@ -98,6 +101,12 @@ public enum RunCommand {
             }
             o.replayWindowMs = ms
         }
+        if let text = a.value("--keep-alive-ms") {
+            guard let ms = Int64(text), ms >= 10_000, ms <= 3_600_000 else {
+                throw UsageError("--keep-alive-ms must be a number of milliseconds from 10000 to 3600000 (got '\(text)')")
+            }
+            o.keepAliveMs = ms
+        }
         if let level = a.value("--log-level") {
             guard let l = LogLevel(name: level) else { throw UsageError("--log-level must be error, warning, notice, info or debug") }
             Log.level = l
@@ -127,6 +136,7 @@ public enum RunCommand {
         if let ms = options.consentWindowMs { config.controller.consentWindowMs = ms }
         config.controller.autoAcceptPairing = options.acceptPairing
         if let ms = options.replayWindowMs { config.replayWindowMs = ms }
+        if let ms = options.keepAliveMs { config.link.keepAliveQuietMs = ms }
         var events: OutputFile? = nil
         if let path = options.eventsPath {
             do { events = try OutputFile(path: path) } catch {

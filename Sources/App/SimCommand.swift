@@ -12,7 +12,7 @@ import PlatformLinux
 
 public enum SimCommand {
     public static let usage = """
-        USAGE: wristlink sim [--scenario FILE] [--board FILE] [--policy FILE]
+        USAGE: wristlink sim [--scenario FILE] [--board FILE] [--policy FILE] [--keep-alive-ms MS]
 
           Runs the firmware against a simulated iPhone and a simulated board in this terminal.
           Keys:  a  press accept (short)     A  hold accept (long)
@@ -22,12 +22,15 @@ public enum SimCommand {
           --scenario FILE  a phone scenario to play (see docs/scenarios.md)
           --board FILE     default board/sim/board.conf
           --policy FILE    default board/policy.conf
+          --keep-alive-ms MS  passed to wristlink run (the keep-alive probe; default 15 minutes)
         Without a terminal (stdin not a TTY) the same keys are read as lines, one per line.
         """
 
     public static func main(_ args: ArraySlice<String>) -> Int32 {
         let a: Arguments
-        do { a = try Arguments(args, valued: ["--scenario", "--board", "--policy"]) } catch { return CLI.fail(error, command: "sim") }
+        do { a = try Arguments(args, valued: ["--scenario", "--board", "--policy", "--keep-alive-ms"]) } catch {
+            return CLI.fail(error, command: "sim")
+        }
         let board = a.value("--board") ?? "board/sim/board.conf"
         let policy = a.value("--policy") ?? "board/policy.conf"
         // Checked here too, so a bad file is reported before anything starts.
@@ -50,7 +53,8 @@ public enum SimCommand {
         var firmware: ChildProcess
         do {
             firmware = try ChildProcess.spawn(
-                [me, "run", "--link", "unix:" + socket, "--gpio", "sim", "--board", board, "--policy", policy, "--events", "-"],
+                [me, "run", "--link", "unix:" + socket, "--gpio", "sim", "--board", board, "--policy", policy, "--events", "-"]
+                    + (a.value("--keep-alive-ms").map { ["--keep-alive-ms", $0] } ?? []),
                 pipeStdin: true, pipeStdout: true, stderrFD: firmwareErr)
         } catch {
             Log.error("cannot start the firmware: \(error)")

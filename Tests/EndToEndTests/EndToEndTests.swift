@@ -161,6 +161,9 @@ struct EndToEndTests {
         let (window, windowText) = try run(["run", "--gpio", "sim", "--replay-window-ms", "99999"])
         #expect(window == 2)
         #expect(windowText.contains("--replay-window-ms must be a number of milliseconds from 0 to 30000"))
+        let (keepAlive, keepAliveText) = try run(["run", "--gpio", "sim", "--keep-alive-ms", "5"])
+        #expect(keepAlive == 2)
+        #expect(keepAliveText.contains("--keep-alive-ms must be a number of milliseconds from 10000 to 3600000"))
         let dir = makeScratchDirectory("e2e")
         defer { removeTree(dir) }
         writeFile(dir + "/bad.conf", "name x\nchip sim\noutput a\nbutton b\nwobble 3\n")
