@@ -579,6 +579,27 @@ class Phone:
             self.rec.event("encrypting_with_bond", peer=str(connection.peer_address))
             await connection.encrypt()
 
+    async def forget(self, peer: str | None, timeout: float) -> None:
+        """iOS "Forget This Device": hang up if connected, then delete every
+        key held for the wearable (`peer`: its address, default the kernel
+        controller's), so the next security request or encryption need is
+        met by pairing afresh. Bumble keeps no other pairing state across
+        connections (its SMP sessions belong to a connection; LTK requests
+        and `encrypt()` look the keystore up each time)."""
+        peer = (peer or KERNEL_CTRL_ADDR).upper()
+        if self.connection is not None:
+            await self.connection.disconnect()
+            if self.connection is not None:
+                await self.rec.wait_for(lambda r: r["event"] == "disconnected", timeout)
+        deleted = []
+        for name, _ in await self.device.keystore.get_all():
+            if name.upper().split("/")[0] == peer:
+                await self.device.keystore.delete(name)
+                deleted.append(name)
+        left = [name for name, _ in await self.device.keystore.get_all()
+                if name.upper().split("/")[0] == peer]
+        self.rec.event("forgot", peer=peer, deleted=deleted, left=left)
+
     async def browse_wearable(self, timeout: float) -> None:
         """What an iPhone does on its own: discover the wearable's GATT
         database and read the Device Name and Appearance."""
@@ -645,6 +666,8 @@ class Phone:
             await self.step_scan(step)
         elif do == "browse_wearable":
             await self.browse_wearable(timeout)
+        elif do == "forget":
+            await self.forget(step.get("peer"), timeout)
         elif do == "remove_ancs":
             start, end = self.remove_ancs()
             await self.indicate_service_changed(start, end)

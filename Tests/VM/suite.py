@@ -81,6 +81,17 @@ def hci_commands(path: str, opcode: int) -> list[bytes]:
     return out
 
 
+def bond_records(text: str, address: str) -> dict[str, list[str]]:
+    """The bond file's `ltk` and `irk` lines for `address` (12 hex digits,
+    most significant first, as the file writes it; docs/architecture.md)."""
+    out: dict[str, list[str]] = {"ltk": [], "irk": []}
+    for line in text.splitlines():
+        fields = line.split(" ")
+        if len(fields) > 2 and fields[0] in out and fields[1] == address:
+            out[fields[0]].append(line)
+    return out
+
+
 # ----------------------------------------------------------------------------
 class Gpio:
     """The gpio-sim chip: `value` shows what the firmware drives, `pull` is
@@ -726,6 +737,111 @@ class Suite:
         check(not p1.since(pm, "paired"), "paired again")
         check(not fw.since(fm, "pairing", state="consent-requested"), "asked for consent")
 
+    def pairing_mode_on(self) -> int | None:
+        """The firmware's pairing mode, from its latest `pairing` on/off
+        event: the events mark just after that `on`, or None when off."""
+        self.fw.poll()
+        for i in range(len(self.fw.events) - 1, -1, -1):
+            e = self.fw.events[i]
+            if e.get("kind") == "pairing" and e.get("state") in ("on", "off"):
+                return i + 1 if e["state"] == "on" else None
+        return None
+
+    async def case_forgotten_bond(self) -> None:
+        """Issue 10, quirk 7: the phone forgets the wearable ("Forget This
+        Device") while the wearable still holds its bond. Outside pairing
+        mode its new pairing is refused with the fix in the log; in pairing
+        mode the wearer's accept replaces the old bond with the new keys."""
+        s, fw, p1 = self, self.fw, self.p1
+        phone_hex = P.PHONE_ADDR.replace(":", "").lower()
+        on_mark = s.pairing_mode_on()
+        if on_mark is not None:
+            # case 6 opened it with the buttons: wait for its window to end
+            s.note("pairing mode is still on (case 6): wait for its window (120 s) to end")
+            await fw.wait(125, on_mark, "pairing", state="off", reason="timeout")
+        check(s.pairing_mode_on() is None, "pairing mode is on before the phone forgets us")
+        with open(fw.bonds_path) as f:
+            bonds_before = f.read()
+        old = bond_records(bonds_before, phone_hex)
+        check(old["ltk"], f"no LTK for {P.PHONE_ADDR} in the bond file before the case: {bonds_before!r}")
+        fm, log_from = fw.mark(), len(fw.log_text())
+        s.note("the phone forgets the wearable (hangs up, deletes its keys)")
+        pm = p1.rec.mark()
+        was_connected = p1.connected
+        await p1.step(do="forget", timeout=10)
+        forgot = p1.since(pm, "forgot")[0]
+        check(forgot["deleted"] and not forgot["left"], f"the phone kept keys for the wearable: {forgot}")
+        if was_connected:
+            await fw.wait(10, fm, "session", state="ended")
+
+        s.note("it connects again and pairs afresh: refused outside pairing mode")
+        pm = await s.connect(p1)
+        check(not p1.since(pm, "encrypting_with_bond"), "the phone still used a bond")
+        await fw.wait(30, fm, "pairing", state="stale-bond", reason="refused")
+        await fw.wait(10, fm, "pairing", state="refused", reason="not-pairing")
+        await p1.wait(15, pm, "pairing_failed")
+        await fw.wait(10, fm, "pairing", state="failed")
+        check(p1.since(pm, "security_request", bonded=False), "the phone got no Security Request")
+        warning = "it has probably forgotten this wearable (Forget This Device). Hold both buttons"
+        check(warning in fw.log_text()[log_from:], f"no log line {warning!r}")
+        check(len(fw.since(fm, "pairing", state="stale-bond")) == 1, "stale-bond reported more than once")
+        check(not fw.since(fm, "pairing", state="consent-requested"), "asked for consent outside pairing mode")
+        check(not fw.since(fm, "pairing", state="bonded"), "a bond was stored")
+        check(not fw.since(fm, "session", state="secured"), "the refused link was reported 'secured'")
+        check(not fw.since(fm, "session", state="subscribed"), "a session over the refused link")
+        check(not p1.since(pm, "paired"), "the phone paired")
+        with open(fw.bonds_path) as f:
+            check(f.read() == bonds_before, "the bond file changed after the refusal")
+        if p1.connected:
+            s.note("the phone gives up and hangs up")
+            fe = fw.mark()
+            await s.disconnect(p1)
+            await fw.wait(10, fe, "session", state="ended")
+
+        s.note("long press of both buttons: pairing mode")
+        bm = fw.mark()
+        await s.gpio.hold(["accept", "reject"], 1500)
+        await fw.wait(5, bm, "pairing", state="on", reason="buttons")
+        s.note("the phone connects and pairs again: the wearer is asked")
+        pm = await s.connect(p1)
+        await fw.wait(30, bm, "pairing", state="stale-bond", reason="replacing")
+        await fw.wait(10, bm, "pairing", state="consent-requested")
+        check(not p1.since(pm, "paired"), "paired before the wearer pressed")
+        s.note("press accept")
+        await s.gpio.press("accept", 150)
+        await fw.wait(10, bm, "pairing", state="accepted", reason="button")
+        await p1.wait(15, pm, "paired")
+        await fw.wait(10, bm, "pairing", state="bonded")
+        await fw.wait(10, bm, "session", state="secured")
+        await fw.wait(20, bm, "session", state="subscribed")
+        await fw.wait(5, bm, "pairing", state="off", reason="bonded")
+        await p1.step(do="wait_subscribed", timeout=20)
+        with open(fw.bonds_path) as f:
+            bonds_after = f.read()
+        new = bond_records(bonds_after, phone_hex)
+        check(len(new["ltk"]) == len(old["ltk"]) and len(new["irk"]) <= 1,
+              f"wanted {len(old['ltk'])} LTK line(s) and at most one IRK line for the phone: {new}")
+        old_values = {line.split(" ")[-1] for line in old["ltk"]}
+        check(not any(line.split(" ")[-1] in old_values for line in new["ltk"]),
+              f"an old LTK is still in the bond file: {new['ltk']} (before: {old['ltk']})")
+        m = fw.mark()
+        await s.notify(p1, uid=60, category="email", app="com.apple.mobilemail", title="Erin",
+                       message="After pairing again", date="20260101T124000")
+        await fw.wait(10, m, "notification", event="added", uid=60)
+
+        s.note("the phone reconnects with its new bond: no pairing")
+        fe = fw.mark()
+        await s.disconnect(p1)
+        await fw.wait(10, fe, "session", state="ended")
+        pm = await s.connect(p1)
+        check(p1.since(pm, "encrypting_with_bond"), "the phone did not use its new bond")
+        await fw.wait(20, fe, "session", state="subscribed")
+        await p1.step(do="wait_subscribed", timeout=10)
+        check(not p1.since(pm, "paired"), "paired again with the new bond")
+        check(not fw.since(fe, "pairing", state="stale-bond"), "the new bond was reported stale")
+        with open(fw.bonds_path) as f:
+            check(f.read() == bonds_after, "the bond file changed on the reconnection")
+
     # -- the whole run ------------------------------------------------------------
     async def run(self) -> bool:
         t0 = time.monotonic()
@@ -741,6 +857,7 @@ class Suite:
             (7, "service-changed", self.case_service_changed, 60),
             (8, "advertising-cadence", self.case_cadence, 110),
             (9, "controller-gone", self.case_controller_gone, 60),
+            (10, "forgotten-bond", self.case_forgotten_bond, 210),
         ]
         only = set(int(x) for x in self.args.cases.split(",")) if self.args.cases else None
         cold_ok = True
