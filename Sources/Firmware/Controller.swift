@@ -29,8 +29,9 @@
 // pairing mode the request goes to the wearer as usual, and once granted
 // the old bond is dropped, so the new pairing's keys replace it whole (no
 // old IRK or LTK of the other role left behind). Outside pairing mode it is
-// refused, and the event tells the wearer the fix: hold both buttons to
-// pair again.
+// refused, the event tells the wearer the fix (hold both buttons to pair
+// again), and once the kernel reports the failed pairing the phone is
+// disconnected, so it does not hold the link unencrypted for a minute.
 //
 // The set-up sequence (`ControllerSetup`) restarts when the controller comes
 // back (Index Added), and `retryDelayMs` after a failed step.
@@ -90,6 +91,9 @@ public struct Controller: ~Copyable {
     /// `staleBond` was reported for this connection (a refused pairing is
     /// followed by an authentication failure: one report is enough).
     private var staleBondReported = false
+    /// A bonded phone's new pairing was refused outside pairing mode: once
+    /// the kernel reports the failure, the phone is disconnected.
+    private var staleBondRefusedFor: DeviceAddress? = nil
     private var consentUntil = Instant.zero
     private var disconnectedAt: Instant? = nil
     private var retryAt: Instant? = nil
@@ -170,6 +174,7 @@ public struct Controller: ~Copyable {
         case .deviceDisconnected(let address, let reason):
             if consentFor == address { clearConsent() }
             staleBondReported = false
+            staleBondRefusedFor = nil
             disconnectedAt = now
             emit(.disconnected(reason: reason.rawValue))
         case .userConfirmationRequest(let request):
@@ -185,6 +190,15 @@ public struct Controller: ~Copyable {
             emit(.pairingFailed(status: Name(status.name)))
             // Encryption with our stored key failed: the phone has lost it.
             if !isPairingMode, bonds.firstIndex(of: address) != nil { reportStaleBond(replacing: false) }
+            // A phone whose new pairing we refused because it forgot us
+            // would otherwise hold the link, unencrypted and useless, until
+            // the ATT security wait gives up (60 s); the wearer's pairing
+            // mode needs it free.
+            if staleBondRefusedFor == address {
+                staleBondRefusedFor = nil
+                send(.disconnect(address))
+                return pump()
+            }
             // A phone without a bond that failed to pair (refused, or gave
             // up) stays connected otherwise, unencrypted and useless, and
             // holds the one ATT link the wearer's own phone needs.
@@ -212,7 +226,10 @@ public struct Controller: ~Copyable {
     private mutating func confirmationRequested(_ address: DeviceAddress, now: Instant) {
         let bonded = bonds.firstIndex(of: address) != nil
         guard isPairingMode else {
-            if bonded { reportStaleBond(replacing: false) }
+            if bonded {
+                reportStaleBond(replacing: false)
+                staleBondRefusedFor = address
+            }
             emit(.consent(granted: false, reason: "not-pairing"))
             send(.userConfirmationNegativeReply(address))
             return

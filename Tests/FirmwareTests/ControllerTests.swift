@@ -114,7 +114,7 @@ struct ControllerTests {
         #expect(rig.events() == [.pairingFailed(status: "authentication-failed"), .staleBond(replacing: false)])
     }
 
-    @Test("stale bond (Forget This Device): outside pairing mode the phone's new pairing is refused, reported once, the bond kept")
+    @Test("stale bond (Forget This Device): outside pairing mode the phone's new pairing is refused, reported once, the phone disconnected, the bond kept")
     func staleBondRefusedOutsidePairingMode() {
         var rig = ControllerRig(bonds: bondFile)
         #expect(rig.controller.isPairingMode == false)
@@ -123,6 +123,7 @@ struct ControllerTests {
         rig.feed(confirmationRequest)
         #expect(rig.sent() == ["1D 00 00 00 07 00 " + phoneAddress])
         rig.feed(mgmtEvent(0x0011, phoneAddress + " 05"))  // the refused pairing fails
+        #expect(rig.sent() == ["14 00 00 00 07 00 " + phoneAddress], "the phone is disconnected, freeing the link for pairing mode")
         #expect(rig.events() == [
             .staleBond(replacing: false), .consent(granted: false, reason: "not-pairing"),
             .pairingFailed(status: "authentication-failed"),
