@@ -214,13 +214,15 @@ struct Bench {
                 rig.runner.step()
                 if measured { allocs &+= wl_alloc_count() - before }
             }
-            // Press now, release after the debounce window (edges are real
-            // time apart). Accept and reject take turns: a button pressed
-            // again within the window of its last release would be a bounce.
+            // Press now, release just after the debounce window (edges are
+            // real time apart; the window is inclusive, so a release exactly
+            // at its close would be taken as a bounce and accepted 1 ms
+            // later). Accept and reject take turns: a button pressed again
+            // within the window of its last release would be a bounce.
             let button = round % 2 == 0 ? accept : reject
             let pressAt = rig.runner.platform.now()
             rig.runner.platform.lines.inject(button: button, pressed: true, due: pressAt)
-            rig.runner.platform.lines.inject(button: button, pressed: false, due: pressAt.advanced(byMs: debounce))
+            rig.runner.platform.lines.inject(button: button, pressed: false, due: pressAt.advanced(byMs: debounce + 1))
             rig.runner.platform.lines.clearMarks()
             let sendsBefore = rig.runner.platform.link.sends
             while rig.runner.platform.link.sends == sendsBefore { step(&rig) }
@@ -250,7 +252,7 @@ struct Bench {
         figures.allocsAction = Double(allocs) / Double(buttonRounds)
         rig.phone.sendNotification(.removed, [], .incomingCall, count: 0, uid: uid)
         Self.stepUntil(&rig, "the last call's removal") { !$0.platform.lines.levels[ledCall] }
-        say("button_to_cp_us: \(figures.buttonToCP.text) | method: an incoming call present; the line backend hands the loop a press edge, then the release edge \(debounce) ms later (the debounce window; poll sleeps until it is due), accept and reject taking turns; time from the release edge being taken from the platform to send() of the Write Request (02 UID 00/01) returning; answered with a Write Response, Removed and a new call; \(buttonRounds) presses after \(warmUp) warm-up")
+        say("button_to_cp_us: \(figures.buttonToCP.text) | method: an incoming call present; the line backend hands the loop a press edge, then the release edge \(debounce + 1) ms later (just past the debounce window; poll sleeps until it is due), accept and reject taking turns; time from the release edge being taken from the platform to send() of the Write Request (02 UID 00/01) returning; answered with a Write Response, Removed and a new call; \(buttonRounds) presses after \(warmUp) warm-up")
         say("  (of which release edge to send() being called: \(Percentiles(ns: beforeSend).text); the rest is the send() system call)")
         say("allocs_per_event.action: \(fmt(figures.allocsAction, 3)) | method: AllocCounter around the steps of the press, the release + Control Point write, and the Write Response")
     }
@@ -284,6 +286,18 @@ struct Bench {
             rig.phone.send(response)
             Self.stepUntil(&rig, "the rule's pattern") { $0.platform.lines.levels[vibration] }
             if measured { allocs &+= wl_alloc_count() - before }
+            if round == 0 {
+                // The first AppIdentifier makes the firmware ask the app's
+                // display name (once: then it is cached). Answer it.
+                guard let ask = rig.firmwareSent(), ask.count > 4, ask[0] == 0x12, ask[3] == 0x01 else {
+                    fail("attributes: expected one Get App Attributes write after the first AppIdentifier")
+                }
+                let app = Array(ask[4..<(ask.count - 2)])
+                let name = Array("Messages".utf8)
+                rig.phone.send(count: 1) { $0[0] = 0x13 }
+                rig.phone.send([0x1B, UInt8(Wire.dataSourceHandle), 0, 0x01] + app + [0x00, 0x00, UInt8(name.count), 0] + name)
+                Self.stepUntil(&rig, "the app name") { $0.core.phone.session.appName(for: AppIdentifier("com.apple.MobileSMS")) != nil }
+            }
             rig.phone.sendNotification(.removed, [], .social, count: 0, uid: uid)
             Self.stepUntil(&rig, "removal") { !$0.platform.lines.levels[vibration] }
         }
