@@ -8,7 +8,7 @@ import TestSupport
 struct ShippedFilesTests {
     @Test("every shipped board file parses, with the product's outputs and buttons", arguments: shippedBoards)
     func everyBoardParses(path: String) throws {
-        let b = try board(shipped(path))
+        let b = try board(readRepositoryFile(path))
         #expect(b.outputs.map(\.name) == ["led-notify", "led-call", "vibration"])
         #expect(b.buttons.map(\.name) == ["accept", "reject"])
         #expect(b.outputs.map(\.kind) == [.led, .led, .motor])
@@ -17,15 +17,15 @@ struct ShippedFilesTests {
 
     @Test("the shipped policy parses against every shipped board", arguments: shippedBoards)
     func policyParsesForEveryBoard(path: String) throws {
-        let b = try board(shipped(path))
-        let policy = try PolicyConfig.parse(shipped("board/policy.conf"), board: b)
+        let b = try board(readRepositoryFile(path))
+        let policy = try PolicyConfig.parse(readRepositoryFile("board/policy.conf"), board: b)
         #expect(policy.shortPress == [.positive, .negative])
         #expect(policy.longPress == [.none, .none])
     }
 
     @Test("sim board: simulated, lines named after the outputs")
     func simulatedBoardFile() throws {
-        let b = try board(shipped("board/sim/board.conf"))
+        let b = try board(readRepositoryFile("board/sim/board.conf"))
         #expect(b.name == "sim")
         #expect(b.simulated)
         #expect(b.chip == nil)
@@ -34,7 +34,7 @@ struct ShippedFilesTests {
 
     @Test("vm board: the gpio-sim chip by label, lines by name, buttons active-high with bias as-is")
     func vmBoard() throws {
-        let b = try board(shipped("board/vm/board.conf"))
+        let b = try board(readRepositoryFile("board/vm/board.conf"))
         #expect(!b.simulated)
         #expect(b.chip == "wristlink-vm")
         #expect((b.outputs + b.buttons).map(\.line) == ["led-notify", "led-call", "vibration", "accept", "reject"].map { .named($0) })
@@ -46,7 +46,7 @@ struct ShippedFilesTests {
 
     @Test("Pi boards: header GPIOs by name, buttons active-low with pull-up", arguments: ["board/pi-zero-2w/board.conf", "board/pi4/board.conf", "board/pi5/board.conf"])
     func piBoards(path: String) throws {
-        let b = try board(shipped(path))
+        let b = try board(readRepositoryFile(path))
         #expect(!b.simulated)
         #expect(b.outputs[2].line == .named("GPIO18"))
         #expect(b.buttons.map(\.line) == [.named("GPIO22"), .named("GPIO23")])
@@ -58,12 +58,12 @@ struct ShippedFilesTests {
 
     @Test("Pi 5: the header is found by the RP1 chip's label")
     func pi5Chip() throws {
-        #expect(try board(shipped("board/pi5/board.conf")).chip == "pinctrl-rp1")
+        #expect(try board(readRepositoryFile("board/pi5/board.conf")).chip == "pinctrl-rp1")
     }
 
     @Test("Pi 4: the two LEDs are active-low channels of a common-anode RGB LED")
     func pi4RGB() throws {
-        let b = try board(shipped("board/pi4/board.conf"))
+        let b = try board(readRepositoryFile("board/pi4/board.conf"))
         #expect(b.outputs[0].line == .named("GPIO27") && b.outputs[0].activeLow)
         #expect(b.outputs[1].line == .named("GPIO17") && b.outputs[1].activeLow)
         #expect(!b.outputs[2].activeLow)
@@ -71,7 +71,7 @@ struct ShippedFilesTests {
 
     @Test("default policy: an incoming call rings on led-call and vibration until removed")
     func incomingCallRings() throws {
-        let policy = try PolicyConfig.parse(shipped("board/policy.conf"), board: simBoard)
+        let policy = try PolicyConfig.parse(readRepositoryFile("board/policy.conf"), board: simBoard)
         let call = policy.alert(for: .incomingCall)
         #expect(call.untilRemoved)
         #expect(call.priority == 9)
@@ -81,7 +81,7 @@ struct ShippedFilesTests {
 
     @Test("default policy: an Important call buzzes longer than a normal one")
     func importantIsStronger() throws {
-        let policy = try PolicyConfig.parse(shipped("board/policy.conf"), board: simBoard)
+        let policy = try PolicyConfig.parse(readRepositoryFile("board/policy.conf"), board: simBoard)
         let call = policy.alert(for: .incomingCall)
         func onShare(_ outputs: [OutputPattern], _ output: Int) -> Double {
             let p = policy.patterns[outputs.first { $0.output == output }!.pattern].pattern
@@ -95,7 +95,7 @@ struct ShippedFilesTests {
 
     @Test("default policy: missed call, voicemail, social, email, schedule and other each look different")
     func categoriesAreDistinct() throws {
-        let policy = try PolicyConfig.parse(shipped("board/policy.conf"), board: simBoard)
+        let policy = try PolicyConfig.parse(readRepositoryFile("board/policy.conf"), board: simBoard)
         let categories: [CategoryID] = [.missedCall, .voicemail, .social, .email, .schedule, .other]
         let looks = categories.map { policy.alert(for: $0).outputs }
         for i in looks.indices {
@@ -110,7 +110,7 @@ struct ShippedFilesTests {
 
     @Test("default policy: unread on led-notify for Social, Email, MissedCall and Voicemail")
     func unreadIndicator() throws {
-        let policy = try PolicyConfig.parse(shipped("board/policy.conf"), board: simBoard)
+        let policy = try PolicyConfig.parse(readRepositoryFile("board/policy.conf"), board: simBoard)
         let unread = try #require(policy.unread)
         #expect(unread.output == 0)
         let counted = (0..<UInt8(CategoryID.knownCount)).map { CategoryID(rawValue: $0) }.filter { unread.counts($0) }
@@ -119,7 +119,7 @@ struct ShippedFilesTests {
 
     @Test("default policy: action failed is a triple buzz, nothing to do one short buzz, pairing a slow blink")
     func wearerFeedback() throws {
-        let policy = try PolicyConfig.parse(shipped("board/policy.conf"), board: simBoard)
+        let policy = try PolicyConfig.parse(readRepositoryFile("board/policy.conf"), board: simBoard)
         func pattern(_ list: [OutputPattern]) -> Pattern { policy.patterns[list[0].pattern].pattern }
         #expect(policy.actionFailed.map(\.output) == [2])
         let failure = pattern(policy.actionFailed)

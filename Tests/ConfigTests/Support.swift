@@ -1,21 +1,5 @@
 import Config
-import Glibc
 import TestSupport
-
-/// A shipped file's text (path relative to the repository root).
-func shipped(_ path: String) -> String {
-    let full = repositoryRoot + "/" + path
-    guard let file = fopen(full, "r") else { preconditionFailure("cannot open \(full)") }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let n = fread(&chunk, 1, chunk.count, file)
-        if n <= 0 { break }
-        bytes += chunk[0..<n]
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}
 
 let shippedBoards = ["board/sim/board.conf", "board/vm/board.conf", "board/pi-zero-2w/board.conf", "board/pi4/board.conf", "board/pi5/board.conf"]
 

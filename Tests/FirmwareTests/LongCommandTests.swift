@@ -84,18 +84,22 @@ struct LongCommandTests {
         return rig
     }
 
+    /// The long write of Get App Attributes for com.apple.mobilephone,
+    /// echoed and executed, and the name's answer on Data Source.
+    static let phoneNameWrittenAndAnswered: [Step] = [
+        .firmware(longPart1), .phone(echoed(longPart1)),
+        .firmware(longPart2), .phone(echoed(longPart2)),
+        .firmware("18 01"), .phone("19"),
+        .phone(phoneNameFragments[0]), .phone(phoneNameFragments[1]),
+    ]
+
     @Test("the wearable offers its largest MTU (517) and a command over MTU − 3 goes as Prepare Writes + Execute Write, never refused")
     func longCommandIsWrittenNotRefused() {
         var rig = liveAtMTU23()
         let app = AppIdentifier("com.apple.mobilephone")
         #expect(rig.link.requestAppName(app) == .queued)
         rig.settle()
-        rig.run([
-            .firmware(longPart1), .phone(echoed(longPart1)),
-            .firmware(longPart2), .phone(echoed(longPart2)),
-            .firmware("18 01"), .phone("19"),
-            .phone(phoneNameFragments[0]), .phone(phoneNameFragments[1]),
-        ])
+        rig.run(Self.phoneNameWrittenAndAnswered)
         #expect(rig.results == [.appNameReceived(app)])
         #expect(rig.link.session.appName(for: app) == AppDisplayName("Phone"))
         let unsendable = rig.link.session.counters.commandsUnsendable
@@ -112,12 +116,7 @@ struct LongCommandTests {
         #expect(rig.actions == [.raiseSecurity(attempt: 1)])
         rig.link.securityChanged(encrypted: true, now: rig.now)
         rig.settle()
-        rig.run([
-            .firmware(longPart1), .phone(echoed(longPart1)),
-            .firmware(longPart2), .phone(echoed(longPart2)),
-            .firmware("18 01"), .phone("19"),
-            .phone(phoneNameFragments[0]), .phone(phoneNameFragments[1]),
-        ])
+        rig.run(Self.phoneNameWrittenAndAnswered)
         #expect(rig.results == [.appNameReceived(app)])
     }
 
@@ -183,13 +182,7 @@ struct LongCommandTests {
         #expect(stale == 1)
         #expect(rig.link.requestAppName(app) == .queued)
         rig.settle()
-        rig.run([
-            .firmware("18 00"), .phone("19"),
-            .firmware(longPart1), .phone(echoed(longPart1)),
-            .firmware(longPart2), .phone(echoed(longPart2)),
-            .firmware("18 01"), .phone("19"),
-            .phone(phoneNameFragments[0]), .phone(phoneNameFragments[1]),
-        ])
+        rig.run([.firmware("18 00"), .phone("19")] + Self.phoneNameWrittenAndAnswered)
         #expect(rig.results.last == .appNameReceived(app))
     }
 }

@@ -119,7 +119,7 @@ struct LoopbackTests {
 
     @Test("long Control Point command at MTU 23 (board/scenarios/long-command-mtu23.scn): the 24-byte Get App Attributes for com.apple.mobilephone goes as Prepare Write ×2 + Execute Write 01, the phone executes it whole and the name reassembles")
     func longCommandAtMTU23() {
-        var rig = Loopback(script: shipped("board/scenarios/long-command-mtu23.scn"))
+        var rig = Loopback(script: readRepositoryFile("board/scenarios/long-command-mtu23.scn"))
         rig.connect()
         rig.run(forMs: 2_000)
         #expect(rig.ncEvents.contains(.mtu(23)), "the phone agreed to no more than 23")

@@ -7,26 +7,10 @@ import ANCS
 import ATT
 import Bounded
 import Firmware
-import Glibc
 import PhoneSim
 import TestSupport
 
 func toHex(text: String) -> String { toHex(Array(text.utf8)) }
-
-/// A shipped file's text (path relative to the repository root).
-func shipped(_ path: String) -> String {
-    let full = repositoryRoot + "/" + path
-    guard let file = fopen(full, "r") else { preconditionFailure("cannot open \(full)") }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let n = fread(&chunk, 1, chunk.count, file)
-        if n <= 0 { break }
-        bytes += chunk[0..<n]
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}
 
 /// Get App Attributes (display name) for com.apple.mobilephone: 24 bytes,
 /// one more than a Write Request carries at MTU 23.

@@ -117,14 +117,20 @@ private func removeEntry(_ path: String) {
 /// error is discarded).
 public func capture(_ command: String) -> (status: Int32, output: String) {
     guard let pipe = popen(command + " 2>/dev/null", "r") else { return (-1, "") }
-    var output = [UInt8]()
+    let output = readAll(pipe)
+    return (pclose(pipe), output)
+}
+
+/// Everything left to read from `file`, as text.
+private func readAll(_ file: UnsafeMutablePointer<FILE>) -> String {
+    var bytes = [UInt8]()
     var buffer = [UInt8](repeating: 0, count: 4096)
     while true {
-        let n = fread(&buffer, 1, buffer.count, pipe)
+        let n = fread(&buffer, 1, buffer.count, file)
         if n <= 0 { break }
-        output += buffer[0..<n]
+        bytes += buffer[0..<n]
     }
-    return (pclose(pipe), String(decoding: output, as: UTF8.self))
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// Whether tshark is installed, for the tests that decode a btsnoop trace
@@ -138,12 +144,5 @@ public func readRepositoryFile(_ relativePath: String) -> String {
     let path = repositoryRoot + "/" + relativePath
     guard let file = fopen(path, "r") else { preconditionFailure("cannot open \(path): errno \(errno)") }
     defer { fclose(file) }
-    var bytes = [UInt8]()
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let n = fread(&buffer, 1, buffer.count, file)
-        if n <= 0 { break }
-        bytes += buffer[0..<n]
-    }
-    return String(decoding: bytes, as: UTF8.self)
+    return readAll(file)
 }
