@@ -90,17 +90,22 @@ public enum PDUWriter {
     public static func prepareWriteRequest(
         _ out: inout ByteBuffer, handle: UInt16, offset: UInt16, value: Span<UInt8>, mtu: Int
     ) throws(ATTEncodeError) {
-        try begin(&out, ATTOpcode.prepareWriteRequest, needed: 5 + value.count, mtu: mtu)
-        out.appendLE16(handle)
-        out.appendLE16(offset)
-        out.append(contentsOf: value)
+        try preparedPart(&out, ATTOpcode.prepareWriteRequest, handle: handle, offset: offset, value: value, mtu: mtu)
     }
 
     /// The server's echo of a prepared part (the request's own fields).
     public static func prepareWriteResponse(
         _ out: inout ByteBuffer, handle: UInt16, offset: UInt16, value: Span<UInt8>, mtu: Int
     ) throws(ATTEncodeError) {
-        try begin(&out, ATTOpcode.prepareWriteResponse, needed: 5 + value.count, mtu: mtu)
+        try preparedPart(&out, ATTOpcode.prepareWriteResponse, handle: handle, offset: offset, value: value, mtu: mtu)
+    }
+
+    /// Prepare Write Request and Response share their layout: handle,
+    /// offset, part value.
+    private static func preparedPart(
+        _ out: inout ByteBuffer, _ opcode: UInt8, handle: UInt16, offset: UInt16, value: Span<UInt8>, mtu: Int
+    ) throws(ATTEncodeError) {
+        try begin(&out, opcode, needed: 5 + value.count, mtu: mtu)
         out.appendLE16(handle)
         out.appendLE16(offset)
         out.append(contentsOf: value)
