@@ -183,12 +183,17 @@ public struct PhoneLink: ~Copyable {
     /// The link is to a bonded phone (it is expected to encrypt by itself).
     public private(set) var isBonded = false
     private var linkUpAt = Instant.zero
-    /// `raiseSecurity` was asked for and `securityChanged` has not answered.
-    public private(set) var isRaisingSecurity = false
-    /// A raise deferred on a bonded link: asked for at this time unless the
-    /// link is encrypted first.
-    private var raiseDueAt: Instant? = nil
-    private var raiseDueAttempt = 1
+    /// At most one security raise at a time.
+    private enum Raise: Equatable {
+        case none
+        /// Deferred on a bonded link: asked for at `at` unless the link is
+        /// encrypted first.
+        case due(at: Instant, attempt: Int)
+        /// `raiseSecurity` was asked for and `securityChanged` has not answered.
+        case outstanding
+    }
+    private var raise = Raise.none
+    public var isRaisingSecurity: Bool { raise == .outstanding }
     /// The refused subscription write to try again, and when.
     private var permissionRetryTag = Tag.dataSourceCCCD
     private var permissionRetryAt: Instant? = nil
@@ -258,8 +263,7 @@ public struct PhoneLink: ~Copyable {
     }
 
     private mutating func clearSecurityAndRetries() {
-        isRaisingSecurity = false
-        raiseDueAt = nil
+        raise = .none
         permissionRetryAt = nil
         permissionRetryMs = 0
     }
@@ -275,8 +279,9 @@ public struct PhoneLink: ~Copyable {
         let becameEncrypted = encrypted && !isEncrypted
         if becameEncrypted { emit(.secured) }
         isEncrypted = encrypted
-        isRaisingSecurity = false
-        if encrypted { raiseDueAt = nil }
+        // The answer to an outstanding raise; a deferred one is no longer
+        // needed once the phone has encrypted by itself.
+        if case .due = raise, !encrypted {} else { raise = .none }
         if let inbound = bearer.securityChanged(encrypted: encrypted, now: now) {
             process(inbound, pdu: Span<UInt8>(), now: now)
         }
@@ -291,7 +296,7 @@ public struct PhoneLink: ~Copyable {
     /// outstanding, and on a bonded link not before the phone has had
     /// `bondedEncryptionWaitMs` to encrypt by itself.
     private mutating func requestSecurity(attempt: Int, now: Instant) {
-        guard !isRaisingSecurity, raiseDueAt == nil else {
+        guard raise == .none else {
             counters.raisesCoalesced &+= 1
             return
         }
@@ -299,8 +304,7 @@ public struct PhoneLink: ~Copyable {
             let until = linkUpAt.advanced(byMs: config.bondedEncryptionWaitMs)
             if now < until {
                 counters.raisesDeferred &+= 1
-                raiseDueAt = until
-                raiseDueAttempt = attempt
+                raise = .due(at: until, attempt: attempt)
                 return
             }
         }
@@ -308,8 +312,7 @@ public struct PhoneLink: ~Copyable {
     }
 
     private mutating func raiseSecurityNow(attempt: Int) {
-        raiseDueAt = nil
-        isRaisingSecurity = true
+        raise = .outstanding
         counters.raiseSecurityRequests &+= 1
         act(.raiseSecurity(attempt: attempt))
     }
@@ -676,7 +679,8 @@ public struct PhoneLink: ~Copyable {
         if state == .live, !session.hasCommandInFlight {
             next = earliest(next, lastNotificationSourceAt.advanced(byMs: config.keepAliveQuietMs))
         }
-        return earliest(next, earliest(raiseDueAt, permissionRetryAt))
+        if case .due(let at, _) = raise { next = earliest(next, at) }
+        return earliest(next, permissionRetryAt)
     }
 
     public mutating func advance(now: Instant) {
@@ -688,13 +692,12 @@ public struct PhoneLink: ~Copyable {
                 linkDown(reason: "att-timeout")
                 return
             case .securityGaveUp(let error, let rawTag):
-                isRaisingSecurity = false
-                raiseDueAt = nil
+                raise = .none
                 process(.response(error, tag: rawTag), pdu: Span<UInt8>(), now: now)
             }
         }
-        if let due = raiseDueAt, now >= due {
-            raiseSecurityNow(attempt: raiseDueAttempt)
+        if case .due(let at, let attempt) = raise, now >= at {
+            raiseSecurityNow(attempt: attempt)
         }
         if let due = permissionRetryAt, now >= due {
             permissionRetryAt = nil
