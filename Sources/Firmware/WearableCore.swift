@@ -366,7 +366,8 @@ public struct WearableCore: ~Copyable {
     }
 
     /// Whether `record` is part of the session-start replay: flagged
-    /// PreExisting, or (not a call) arriving before the replay window closed.
+    /// PreExisting, or (not a call) arriving before the replay window closed
+    /// (counted in `unflaggedReplays`: only the window said so).
     private mutating func isReplay(_ record: NotificationRecord, now: Instant) -> Bool {
         if record.flags.contains(.preExisting) { return true }
         if record.isIncomingCall { return false }
@@ -568,10 +569,7 @@ public struct WearableCore: ~Copyable {
     private mutating func learnAppName() {
         guard phone.session.attributeReceived(.appIdentifier), !phone.session.attributeTruncated(.appIdentifier) else { return }
         var app = AppIdentifier()
-        do {
-            let value = phone.session.attributeValue(.appIdentifier)
-            for i in 0..<value.count { app.append(value[i]) }
-        }
+        app.append(phone.session.attributeValue(.appIdentifier))
         guard app.count > 0 else { return }
         _ = phone.requestAppName(app)
     }
