@@ -222,6 +222,13 @@ public struct PhoneCore: ~Copyable {
         runScenario(now: now)
     }
 
+    /// The phone ends the link itself (a scenario step).
+    private mutating func hangUp(reason: Name) {
+        guard isConnected else { return }
+        act(.disconnect(reason: reason))
+        takeDown(reason: reason)
+    }
+
     private mutating func takeDown(reason: Name) {
         guard isConnected else { return }
         isConnected = false
@@ -307,13 +314,11 @@ public struct PhoneCore: ~Copyable {
     }
 
     private mutating func serve(_ request: ATTPDU, _ pdu: Span<UInt8>, now: Instant, isCommand: Bool) {
-        if shareRefusal != 0, !isCommand, ancsAllowed, database.ancsPresent, case .writeRequest(let handle, _) = request,
-            handle == PhoneDatabase.notificationSourceCCCD || handle == PhoneDatabase.dataSourceCCCD
-                || handle == PhoneDatabase.controlPointValue
-        {
+        if shareRefusal != 0, !isCommand, ancsAllowed, database.ancsPresent, let handle = Self.sharingWriteHandle(request) {
             // The user has not allowed notification sharing (yet).
             counters.writesRefusedNotShared &+= 1
-            PDUWriter.errorResponse(&scratch, requestOpcode: ATTOpcode.writeRequest, handle: handle, code: shareRefusal)
+            PDUWriter.errorResponse(
+                &scratch, requestOpcode: request.opcode ?? ATTOpcode.writeRequest, handle: handle, code: shareRefusal)
             bearer.respond(copyOf: scratch)
             emit(.errorAnswered(handle: handle, code: shareRefusal, reason: "not-shared"))
             return
@@ -336,6 +341,21 @@ public struct PhoneCore: ~Copyable {
             prepareControlPoint(offset: offset, pdu.extracting(value))
         case .executeWrite(let flags):
             executeWrite(flags: flags)
+        }
+    }
+
+    /// The handle of a write that needs the user's consent to share
+    /// notifications: the ANCS CCCDs and the Control Point, written whole or
+    /// in prepared parts. Nil for any other request.
+    private static func sharingWriteHandle(_ request: ATTPDU) -> UInt16? {
+        switch request {
+        case .writeRequest(let handle, _), .prepareWriteRequest(let handle, _, _):
+            let needsSharing =
+                handle == PhoneDatabase.notificationSourceCCCD || handle == PhoneDatabase.dataSourceCCCD
+                || handle == PhoneDatabase.controlPointValue
+            return needsSharing ? handle : nil
+        default:
+            return nil
         }
     }
 
@@ -968,16 +988,10 @@ public struct PhoneCore: ~Copyable {
         case .connect:
             if !isConnected { act(.connect) }
         case .disconnect:
-            if isConnected {
-                act(.disconnect(reason: "scenario"))
-                takeDown(reason: "scenario")
-            }
+            hangUp(reason: "scenario")
         case .forget:
             forgetBond()
-            if isConnected {
-                act(.disconnect(reason: "forget"))
-                takeDown(reason: "forget")
-            }
+            hangUp(reason: "forget")
         case .quit:
             act(.quit)
             program.removeAll()

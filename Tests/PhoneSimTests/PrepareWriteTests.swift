@@ -36,6 +36,16 @@ struct PrepareWriteTests {
         ])
     }
 
+    @Test("sharing not allowed: a prepared part for the Control Point is refused like a whole write, naming Prepare Write")
+    func preparedPartNeedsSharing() throws {
+        var p = phone()
+        try p.run("share off")
+        #expect(p.exchange(mobilephonePart1) == ["01 16 15 00 08"])
+        #expect(p.exchange("18 01") == ["19"], "nothing was queued")
+        try p.run("share on")
+        #expect(p.exchange(mobilephonePart1) == [echo(mobilephonePart1)])
+    }
+
     @Test("Execute Write 00 drops the queued parts: 19, and nothing is written")
     func cancelDropsTheQueue() {
         var p = phone()
