@@ -89,29 +89,24 @@ public enum RunCommand {
         o.tracePath = a.value("--trace")
         if let d = a.value("--state-dir") { o.stateDir = d }
         o.acceptPairing = a.flags.contains("--accept-pairing")
-        if let text = a.value("--consent-window-ms") {
-            guard let ms = Int64(text), ms >= 1_000, ms <= 25_000 else {
-                throw UsageError("--consent-window-ms must be a number of milliseconds from 1000 to 25000 (got '\(text)')")
-            }
-            o.consentWindowMs = ms
-        }
-        if let text = a.value("--replay-window-ms") {
-            guard let ms = Int64(text), ms >= 0, ms <= 30_000 else {
-                throw UsageError("--replay-window-ms must be a number of milliseconds from 0 to 30000 (got '\(text)')")
-            }
-            o.replayWindowMs = ms
-        }
-        if let text = a.value("--keep-alive-ms") {
-            guard let ms = Int64(text), ms >= 10_000, ms <= 3_600_000 else {
-                throw UsageError("--keep-alive-ms must be a number of milliseconds from 10000 to 3600000 (got '\(text)')")
-            }
-            o.keepAliveMs = ms
-        }
+        o.consentWindowMs = try milliseconds(a, "--consent-window-ms", in: 1_000...25_000)
+        o.replayWindowMs = try milliseconds(a, "--replay-window-ms", in: 0...30_000)
+        o.keepAliveMs = try milliseconds(a, "--keep-alive-ms", in: 10_000...3_600_000)
         if let level = a.value("--log-level") {
             guard let l = LogLevel(name: level) else { throw UsageError("--log-level must be error, warning, notice, info or debug") }
             Log.level = l
         }
         return o
+    }
+
+    /// The value of a milliseconds flag, nil if absent; outside `range` a
+    /// usage error naming the flag and the range.
+    static func milliseconds(_ a: Arguments, _ flag: String, in range: ClosedRange<Int64>) throws(UsageError) -> Int64? {
+        guard let text = a.value(flag) else { return nil }
+        guard let ms = Int64(text), range.contains(ms) else {
+            throw UsageError("\(flag) must be a number of milliseconds from \(range.lowerBound) to \(range.upperBound) (got '\(text)')")
+        }
+        return ms
     }
 
     public static func main(_ args: ArraySlice<String>) -> Int32 {
