@@ -5,15 +5,23 @@
 // and ends on unsubscribe or disconnect; `end()` forgets every UID and cached
 // app name because they mean nothing in the next session.
 //
-// Control Point discipline: exactly one command in flight. User actions wait
-// in their own small queue and always go before attribute fetches (a call
-// must be answerable while pre-existing notifications are being fetched).
-// Both queues refuse the newest request when full and count it; duplicates
-// are coalesced. A command is finished when its write is acknowledged and,
-// for attribute fetches, its Data Source response is complete, in either
-// order. The per-command watchdog starts at the acknowledgement: before it,
-// the ATT transaction timeout (30 s, which ends the bearer) is in charge, so
-// a late acknowledgement can never be taken for the next command's.
+// Control Point discipline: one Control Point write at a time, and at most
+// one attribute fetch unfinished. User actions wait in their own small queue
+// and always go before attribute fetches (a call must be answerable while
+// pre-existing notifications are being fetched). Both queues refuse the
+// newest request when full and count it; duplicates are coalesced. A fetch
+// is finished when its write is acknowledged and its Data Source response is
+// complete, in either order. The per-command watchdog starts at the
+// acknowledgement: before it, the ATT transaction timeout (30 s, which ends
+// the bearer) is in charge, so a late acknowledgement can never be taken for
+// the next command's.
+//
+// An action never waits behind a fetch's response: once the fetch's write is
+// acknowledged the ATT bearer is free, and Perform Notification Action has
+// no Data Source response, so it may be written while the reassembler still
+// waits for the fetch's (real phones lose responses in reconnect churn; the
+// wearer's answer press must not wait for the watchdog). Fetches and the
+// keep-alive probe still wait until the fetch is finished.
 //
 // Errors on the Control Point write (ancs.md): 0xA2 means the UID no longer
 // exists: its record and queued work go. 0xA0/0xA1 mean we sent something
@@ -124,18 +132,25 @@ public struct Session: ~Copyable {
     struct Pending: Equatable {
         var command: ControlPointCommand
         var isProbe: Bool
+        var isAction: Bool {
+            if case .performNotificationAction = command { return true }
+            return false
+        }
     }
 
-    struct InFlight {
+    /// The Control Point write whose Write Response has not come yet.
+    struct Writing {
         var pending: Pending
-        var acknowledgedAt: Instant?
+        /// A fetch's Data Source response completed before its
+        /// acknowledgement.
         var responseComplete: Bool
-        var awaitsResponse: Bool {
-            switch pending.command {
-            case .performNotificationAction: false
-            case .getNotificationAttributes, .getAppAttributes: !pending.isProbe
-            }
-        }
+    }
+
+    /// A fetch whose write was acknowledged and whose Data Source response
+    /// is not complete yet.
+    struct Awaiting {
+        var pending: Pending
+        var acknowledgedAt: Instant
     }
 
     public let config: SessionConfig
@@ -143,7 +158,8 @@ public struct Session: ~Copyable {
     public private(set) var table: NotificationTable
     private var actions: RingBuffer<Pending>
     private var fetches: RingBuffer<Pending>
-    private var inFlight: InFlight? = nil
+    private var writing: Writing? = nil
+    private var awaiting: Awaiting? = nil
     private var reassembler: DataSourceReassembler
     private var appNames: AppNameCache
     private var counts = SessionCounters()
@@ -167,18 +183,32 @@ public struct Session: ~Copyable {
         return c
     }
 
-    /// Commands waiting (not counting the one in flight).
+    /// Commands waiting (not counting those in flight).
     public var queuedCount: Int { actions.count + fetches.count }
-    /// (`if case`, not `!= nil`: comparing the ~150-byte optional with nil
-    /// copied it, and this is asked on every loop step.)
+    /// (`if case`, not `!= nil`: comparing the ~150-byte optionals with nil
+    /// copied them, and this is asked on every loop step.)
     public var hasCommandInFlight: Bool {
-        if case .none = inFlight { return false }
-        return true
+        if case .some = writing { return true }
+        if case .some = awaiting { return true }
+        return false
     }
-    /// The command in flight, if any.
-    public var commandInFlight: ControlPointCommand? { inFlight?.pending.command }
-    /// True when a command is waiting and none is in flight.
-    public var canSend: Bool { isActive && queuedCount > 0 && !hasCommandInFlight }
+    private var isWriting: Bool {
+        if case .some = writing { return true }
+        return false
+    }
+    private var isAwaitingResponse: Bool {
+        if case .some = awaiting { return true }
+        return false
+    }
+    /// The command whose write is outstanding, else the fetch whose
+    /// response is awaited.
+    public var commandInFlight: ControlPointCommand? { writing?.pending.command ?? awaiting?.pending.command }
+    /// True when a command may be written now: no write is outstanding, and
+    /// a fetch still awaiting its response lets only actions past.
+    public var canSend: Bool {
+        guard isActive, !isWriting else { return false }
+        return isAwaitingResponse ? !actions.isEmpty : queuedCount > 0
+    }
 
     /// A value of the last completed notification-attributes response
     /// (empty when missing), valid until the next command is sent.
@@ -211,7 +241,8 @@ public struct Session: ~Copyable {
         table.removeAll()
         actions.removeAll()
         fetches.removeAll()
-        inFlight = nil
+        writing = nil
+        awaiting = nil
         reassembler.abort()
         appNames.removeAll()
     }
@@ -251,8 +282,8 @@ public struct Session: ~Copyable {
         guard isActive else { return .inactive }
         guard !attributes.isEmpty else { return .invalid(.noAttributes) }
         guard table.record(uid: uid) != nil else { return .unknownUID }
-        if let inFlight, !inFlight.pending.isProbe,
-            case .getNotificationAttributes(uid, let asked) = inFlight.pending.command, asked.isSuperset(of: attributes)
+        if let pending = fetchInFlight, !pending.isProbe,
+            case .getNotificationAttributes(uid, let asked) = pending.command, asked.isSuperset(of: attributes)
         {
             return .coalesced
         }
@@ -271,7 +302,7 @@ public struct Session: ~Copyable {
         if appNames.lookup(appIdentifier) != nil { return .cached }
         let command = ControlPointCommand.getAppAttributes(appIdentifier: appIdentifier, attributes: .displayName)
         do { try command.validate() } catch { return .invalid(error) }
-        if inFlight?.pending.command == command || fetches.firstIndex(where: { $0.command == command }) != nil {
+        if fetchInFlight?.command == command || fetches.firstIndex(where: { $0.command == command }) != nil {
             return .coalesced
         }
         return enqueue(Pending(command: command, isProbe: false))
@@ -283,7 +314,7 @@ public struct Session: ~Copyable {
         guard let record = table.record(uid: uid) else { return .unknownUID }
         guard record.offers(action) else { return .actionNotOffered }
         let command = ControlPointCommand.performNotificationAction(uid: uid, action: action)
-        if inFlight?.pending.command == command || actions.firstIndex(where: { $0.command == command }) != nil {
+        if writing?.pending.command == command || actions.firstIndex(where: { $0.command == command }) != nil {
             return .coalesced
         }
         return enqueue(Pending(command: command, isProbe: false), isAction: true)
@@ -293,10 +324,17 @@ public struct Session: ~Copyable {
     /// the table, which a live NP answers with 0xA2.
     public mutating func probe() -> RequestOutcome {
         guard isActive else { return .inactive }
-        if inFlight?.pending.isProbe == true || fetches.firstIndex(where: { $0.isProbe }) != nil { return .coalesced }
+        if fetchInFlight?.isProbe == true || fetches.firstIndex(where: { $0.isProbe }) != nil { return .coalesced }
         var uid = UInt32.max
         while table.record(uid: uid) != nil { uid &-= 1 }
         return enqueue(Pending(command: .getNotificationAttributes(uid: uid, attributes: .appIdentifier), isProbe: true))
+    }
+
+    /// The fetch (or probe) written and not finished, if any.
+    private var fetchInFlight: Pending? {
+        if let awaiting { return awaiting.pending }
+        if let writing, !writing.pending.isAction { return writing.pending }
+        return nil
     }
 
     private mutating func enqueue(_ pending: Pending, isAction: Bool = false) -> RequestOutcome {
@@ -336,51 +374,47 @@ public struct Session: ~Copyable {
             }
             return .dropped(pending.isProbe ? .probeFailed(.unsendable(error)) : .failed(pending.command, .unsendable(error)))
         }
-        inFlight = InFlight(pending: pending, acknowledgedAt: nil, responseComplete: false)
+        writing = Writing(pending: pending, responseComplete: false)
         switch pending.command {
         case .getNotificationAttributes(let uid, let attributes) where !pending.isProbe:
             reassembler.expect(.notificationAttributes(uid: uid, attributes: attributes))
         case .getAppAttributes(let appIdentifier, let attributes):
             reassembler.expect(.appAttributes(appIdentifier: appIdentifier, attributes: attributes))
-        default:
+        case .getNotificationAttributes:
             reassembler.abort()
+        case .performNotificationAction:
+            // No Data Source response; a fetch's may still be on its way.
+            break
         }
         return .send(pending.command)
     }
 
     /// The NP acknowledged the Control Point write (ATT Write Response).
     public mutating func controlPointWriteAcknowledged(now: Instant) -> CommandResult? {
-        guard var current = inFlight, current.acknowledgedAt == nil else {
+        guard let current = writing else {
             counts.acknowledgementsUnexpected &+= 1
             return nil
         }
-        if current.pending.isProbe {
-            inFlight = nil
-            return .probeFailed(.att(0))
-        }
+        writing = nil
+        if current.pending.isProbe { return .probeFailed(.att(0)) }
         switch current.pending.command {
         case .performNotificationAction(let uid, let action):
-            inFlight = nil
             return .actionDelivered(uid: uid, action: action)
         case .getNotificationAttributes, .getAppAttributes:
-            if current.responseComplete {
-                inFlight = nil
-            } else {
-                current.acknowledgedAt = now
-                inFlight = current
-            }
+            if !current.responseComplete { awaiting = Awaiting(pending: current.pending, acknowledgedAt: now) }
             return nil
         }
     }
 
     /// The NP answered the Control Point write with ATT error `code`.
     public mutating func controlPointWriteFailed(attErrorCode code: UInt8) -> CommandResult? {
-        guard let current = inFlight, current.acknowledgedAt == nil else {
+        guard let current = writing else {
             counts.acknowledgementsUnexpected &+= 1
             return nil
         }
-        inFlight = nil
-        reassembler.abort()
+        writing = nil
+        // A failed action leaves an awaited fetch's response alone.
+        if !current.pending.isAction { reassembler.abort() }
         let command = current.pending.command
         guard let ancs = ANCSErrorCode(rawValue: code) else {
             counts.otherATTErrors &+= 1
@@ -414,14 +448,18 @@ public struct Session: ~Copyable {
             return .dropped(byteCount: byteCount, reason: reason)
         case .complete(let trailing):
             if trailing > 0 { counts.dataSourceFragmentsDropped &+= 1 }
-            guard var current = inFlight else { return .needMore }
-            if current.acknowledgedAt != nil {
-                inFlight = nil
-            } else {
+            let command: ControlPointCommand
+            if let current = awaiting {
+                awaiting = nil
+                command = current.pending.command
+            } else if var current = writing, !current.pending.isAction {
                 current.responseComplete = true
-                inFlight = current
+                writing = current
+                command = current.pending.command
+            } else {
+                return .needMore
             }
-            switch current.pending.command {
+            switch command {
             case .getNotificationAttributes(let uid, let attributes):
                 table.markAttributesKnown(uid: uid, attributes)
                 return .completed(.attributesReceived(uid: uid))
@@ -438,16 +476,14 @@ public struct Session: ~Copyable {
 
     /// When `checkTimeout` next needs to run; nil when nothing is timed.
     public var deadline: Instant? {
-        guard let current = inFlight, let acknowledgedAt = current.acknowledgedAt, current.awaitsResponse,
-            !current.responseComplete
-        else { return nil }
-        return acknowledgedAt.advanced(byMs: config.responseTimeoutMs)
+        guard let awaiting else { return nil }
+        return awaiting.acknowledgedAt.advanced(byMs: config.responseTimeoutMs)
     }
 
     /// Gives up on a response that is overdue.
     public mutating func checkTimeout(now: Instant) -> CommandResult? {
-        guard let deadline, now >= deadline, let current = inFlight else { return nil }
-        inFlight = nil
+        guard let deadline, now >= deadline, let current = awaiting else { return nil }
+        awaiting = nil
         reassembler.abort()
         counts.commandsTimedOut &+= 1
         return .failed(current.pending.command, .timedOut)

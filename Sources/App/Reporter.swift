@@ -117,6 +117,11 @@ public struct Reporter: ~Copyable, EventSink {
             error(what, reason, now: now)
         case .stopping(let reason):
             session("stopping", reason: reason, now: now)
+        case .bondsNotSaved(let retryInMs):
+            error("bonds", "not-saved", now: now)
+            logLine(.error) {
+                $0.append(text: "the bonded phones could not be saved; trying again in "); $0.append(decimal: retryInMs); $0.append(text: " ms")
+            }
         }
     }
 

@@ -12,7 +12,7 @@ public enum RunCommand {
         USAGE: wristlink run [--link bluez[:hciN] | --link unix:PATH] [--board FILE] [--policy FILE]
                              [--gpio chip | --gpio sim] [--events FILE|-] [--trace FILE]
                              [--log-level LEVEL] [--state-dir DIR] [--consent-window-ms MS] [--accept-pairing]
-                             [--replay-window-ms MS] [--keep-alive-ms MS]
+                             [--replay-window-ms MS] [--keep-alive-ms MS] [--resubscribe-ms MS]
 
           --link bluez[:hciN]  the phone over the kernel's Bluetooth stack (default bluez:hci0)
           --link unix:PATH     listen on a UNIX SOCK_SEQPACKET socket instead (one packet = one ATT PDU),
@@ -34,6 +34,9 @@ public enum RunCommand {
                                as the phone's replay and never alert (0...30000, default 3000)
           --keep-alive-ms MS   Notification Source silence after which the wearable checks that the
                                phone still has its subscription (10000...3600000, default 900000)
+          --resubscribe-ms MS  Notification Source silence after which the wearable subscribes again on
+                               the live link, even if the phone answers the check (10000...86400000,
+                               default 1800000)
 
         Stops on SIGINT or SIGTERM with every output off. Exit codes: see wristlink help.
         """
@@ -55,6 +58,7 @@ public enum RunCommand {
         var acceptPairing = false
         var replayWindowMs: Int64? = nil
         var keepAliveMs: Int64? = nil
+        var resubscribeMs: Int64? = nil
     }
 
     static func parse(_ args: ArraySlice<String>) throws(UsageError) -> Options {
@@ -62,7 +66,7 @@ public enum RunCommand {
             args,
             valued: [
                 "--link", "--board", "--policy", "--gpio", "--events", "--trace", "--log-level", "--state-dir", "--consent-window-ms",
-                "--replay-window-ms", "--keep-alive-ms",
+                "--replay-window-ms", "--keep-alive-ms", "--resubscribe-ms",
             ],
             boolean: ["--accept-pairing"])
         var o = Options()
@@ -92,6 +96,7 @@ public enum RunCommand {
         o.consentWindowMs = try milliseconds(a, "--consent-window-ms", in: 1_000...25_000)
         o.replayWindowMs = try milliseconds(a, "--replay-window-ms", in: 0...30_000)
         o.keepAliveMs = try milliseconds(a, "--keep-alive-ms", in: 10_000...3_600_000)
+        o.resubscribeMs = try milliseconds(a, "--resubscribe-ms", in: 10_000...86_400_000)
         if let level = a.value("--log-level") {
             guard let l = LogLevel(name: level) else { throw UsageError("--log-level must be error, warning, notice, info or debug") }
             Log.level = l
@@ -132,6 +137,7 @@ public enum RunCommand {
         config.controller.autoAcceptPairing = options.acceptPairing
         if let ms = options.replayWindowMs { config.replayWindowMs = ms }
         if let ms = options.keepAliveMs { config.link.keepAliveQuietMs = ms }
+        if let ms = options.resubscribeMs { config.link.resubscribeQuietMs = ms }
         var events: OutputFile? = nil
         if let path = options.eventsPath {
             do { events = try OutputFile(path: path) } catch {

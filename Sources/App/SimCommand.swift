@@ -13,6 +13,7 @@ import PlatformLinux
 public enum SimCommand {
     public static let usage = """
         USAGE: wristlink sim [--scenario FILE] [--board FILE] [--policy FILE] [--keep-alive-ms MS]
+                             [--resubscribe-ms MS]
 
           Runs the firmware against a simulated iPhone and a simulated board in this terminal.
           Keys:  a  press accept (short)     A  hold accept (long)
@@ -23,12 +24,14 @@ public enum SimCommand {
           --board FILE     default board/sim/board.conf
           --policy FILE    default board/policy.conf
           --keep-alive-ms MS  passed to wristlink run (the keep-alive probe; default 15 minutes)
+          --resubscribe-ms MS passed to wristlink run (subscribe again after that much Notification
+                           Source silence; default 30 minutes)
         Without a terminal (stdin not a TTY) the same keys are read as lines, one per line.
         """
 
     public static func main(_ args: ArraySlice<String>) -> Int32 {
         let a: Arguments
-        do { a = try Arguments(args, valued: ["--scenario", "--board", "--policy", "--keep-alive-ms"]) } catch {
+        do { a = try Arguments(args, valued: ["--scenario", "--board", "--policy", "--keep-alive-ms", "--resubscribe-ms"]) } catch {
             return CLI.fail(error, command: "sim")
         }
         let board = a.value("--board") ?? "board/sim/board.conf"
@@ -54,7 +57,8 @@ public enum SimCommand {
         do {
             firmware = try ChildProcess.spawn(
                 [me, "run", "--link", "unix:" + socket, "--gpio", "sim", "--board", board, "--policy", policy, "--events", "-"]
-                    + (a.value("--keep-alive-ms").map { ["--keep-alive-ms", $0] } ?? []),
+                    + (a.value("--keep-alive-ms").map { ["--keep-alive-ms", $0] } ?? [])
+                    + (a.value("--resubscribe-ms").map { ["--resubscribe-ms", $0] } ?? []),
                 pipeStdin: true, pipeStdout: true, stderrFD: firmwareErr)
         } catch {
             Log.error("cannot start the firmware: \(error)")

@@ -233,13 +233,20 @@ public struct PatternPlayer: ~Copyable {
     /// resumes from `now`. Returns how many patterns were stopped.
     @discardableResult
     public mutating func stop(owner: UInt32, now: Instant) -> Int {
+        stop(ownersWhere: { $0 == owner }, now: now)
+    }
+
+    /// Stops every pattern whose owner satisfies `predicate`, on every
+    /// output; what they pre-empted resumes from `now`.
+    @discardableResult
+    public mutating func stop(ownersWhere predicate: (UInt32) -> Bool, now: Instant) -> Int {
         let now = observe(now)
         var stopped = 0
         for o in 0..<outputCount {
-            guard slotRange(o).contains(where: { slots[$0]?.owner == owner }) else { continue }
+            guard slotRange(o).contains(where: { slots[$0].map { predicate($0.owner) } ?? false }) else { continue }
             settle(o, now: now)
             var stoppedHere = 0
-            for i in slotRange(o) where slots[i]?.owner == owner {
+            for i in slotRange(o) where slots[i].map({ predicate($0.owner) }) ?? false {
                 slots[i] = nil
                 stoppedHere += 1
             }

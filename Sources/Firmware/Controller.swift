@@ -359,8 +359,12 @@ public struct Controller: ~Copyable {
         }
     }
 
+    /// Events refused because the ring was full (counted; the wearable
+    /// reports it and derives the pairing pattern from `isPairingMode`).
+    public private(set) var eventsDropped: UInt64 = 0
+
     private mutating func emit(_ event: ControllerEvent) {
-        events.push(event)
+        if case .refused = events.push(event) { eventsDropped &+= 1 }
     }
 
     public mutating func popCommand(into out: inout ByteBuffer) -> Bool { commands.pop(into: &out) != nil }

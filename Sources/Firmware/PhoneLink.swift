@@ -27,7 +27,7 @@
 // Execute Write); its failure reaches the session as a failed Write Request
 // would, with the ATT error code. We offer the largest MTU we have, so this
 // only happens when the phone agrees to less.
-// Real-iPhone quirks (issue 10):
+// Real-iPhone quirks:
 // - Notification sharing not yet allowed: after pairing iOS asks the user
 //   whether to share notifications; until they agree, the ANCS CCCD writes
 //   fail with Write Not Permitted (0x03) or Insufficient Authorization
@@ -60,9 +60,14 @@
 //   then Data Source and Notification Source on again (the phone may have
 //   forgotten both).
 //
+// - Dead Notification Source: after `resubscribeQuietMs` with no
+//   Notification Source traffic (the probe's answers do not count), its
+//   CCCD is written off and on again on the live link; the phone replays.
+//
 // Outputs: PDUs in the bearer's outbox, `LinkAction`s for the platform
-// (raise security, disconnect) and `LinkEvent`s for the policy and the events
-// stream, both in bounded rings drained after every input. Control Point
+// (raise security, disconnect: one slot each, so none is lost) and
+// `LinkEvent`s for the policy and the events stream, in a bounded ring
+// drained after every input (refusals counted). Control Point
 // commands are only encoded in `flush`, after the caller has read the events:
 // a completed attribute response stays readable until then.
 
@@ -77,6 +82,11 @@ public struct PhoneLinkConfig: Sendable {
     public var deviceName = GATTServer.DeviceName("Wristlink")
     /// Notification Source silence after which the keep-alive probe is sent.
     public var keepAliveQuietMs: Int64 = 15 * 60_000
+    /// Notification Source silence after which it is subscribed again on
+    /// the live link (off, then on), even though the keep-alive probe is
+    /// answered: real iPhones can stop notifying while the Control Point
+    /// still answers.
+    public var resubscribeQuietMs: Int64 = 30 * 60_000
     /// The first wait before a subscription refused for want of the user's
     /// permission (0x03/0x08) is tried again; it doubles each time...
     public var permissionRetryFirstMs: Int64 = 5_000
@@ -129,6 +139,8 @@ public enum LinkEvent: Equatable, Sendable {
     case error(what: Name, detail: Name)
 }
 
+/// What the link asks of the platform. At most one of each kind is ever
+/// waiting (see `PhoneLink.nextAction`), so none can be lost to a full queue.
 public enum LinkAction: Equatable, Sendable {
     /// Ask the kernel to raise the link's security (SMP pairing or
     /// encryption with a stored key); report with `securityChanged`.
@@ -142,6 +154,11 @@ public struct PhoneLinkCounters: Equatable, Sendable {
     public var eventsDropped: UInt64 = 0
     public var probesSent: UInt64 = 0
     public var resubscriptions: UInt64 = 0
+    /// Resubscriptions because Notification Source was silent too long.
+    public var silenceResubscriptions: UInt64 = 0
+    /// Notifications removed because the phone answered 0xA2 (the UID is
+    /// gone) to a command on them.
+    public var removedByInvalidUID: UInt64 = 0
     /// Subscription writes refused with 0x03/0x08 (sharing not allowed yet).
     public var permissionRefusals: UInt64 = 0
     public var raiseSecurityRequests: UInt64 = 0
@@ -157,7 +174,7 @@ public struct PhoneLinkCounters: Equatable, Sendable {
 public struct PhoneLink: ~Copyable {
     enum Tag: UInt8 {
         case mtu = 1, gattDiscovery, serviceChangedCCCD, ancsDiscovery, dataSourceCCCD, notificationSourceCCCD,
-            controlPoint, notificationSourceOff
+            controlPoint, notificationSourceOff, notificationSourceCycle
     }
 
     public let config: PhoneLinkConfig
@@ -174,12 +191,20 @@ public struct PhoneLink: ~Copyable {
     private var dataSourceHandle: UInt16 = 0
     private var controlPointHandle: UInt16 = 0
     private var events: RingBuffer<LinkEvent>
-    private var actions: RingBuffer<LinkAction>
+    /// The actions waiting for the platform: a disconnection, and a raise
+    /// (pointless once a disconnection is asked for).
+    private var disconnectReason: Name? = nil
+    private var raiseAttempt: Int? = nil
     private var scratch: ByteBuffer
     private var command: ByteBuffer
     private var longWrite: LongWrite
     private var generation: UInt8 = 0
+    /// Notification Source traffic or a keep-alive answer: what the probe
+    /// waits for.
     private var lastNotificationSourceAt = Instant.zero
+    /// Notification Source traffic only (or the subscription): what the
+    /// resubscription waits for.
+    private var lastNotificationSourceTrafficAt = Instant.zero
     /// The link is to a bonded phone (it is expected to encrypt by itself).
     public private(set) var isBonded = false
     private var linkUpAt = Instant.zero
@@ -209,7 +234,6 @@ public struct PhoneLink: ~Copyable {
             service: .uuid128(ANCSUUID.service),
             wanted: [.uuid128(ANCSUUID.notificationSource), .uuid128(ANCSUUID.controlPoint), .uuid128(ANCSUUID.dataSource), nil])
         events = RingBuffer(capacity: config.eventCapacity, policy: .refuseNewest)
-        actions = RingBuffer(capacity: 4, policy: .refuseNewest)
         scratch = ByteBuffer(capacity: config.bearer.maxMTU)
         command = ByteBuffer(capacity: ATTValue.maximumBytes)
         longWrite = LongWrite(capacityBytes: ATTValue.maximumBytes)
@@ -218,7 +242,18 @@ public struct PhoneLink: ~Copyable {
     // MARK: Outputs
 
     public mutating func nextEvent() -> LinkEvent? { events.popFirst() }
-    public mutating func nextAction() -> LinkAction? { actions.popFirst() }
+    public mutating func nextAction() -> LinkAction? {
+        if let reason = disconnectReason {
+            disconnectReason = nil
+            raiseAttempt = nil
+            return .disconnect(reason: reason)
+        }
+        if let attempt = raiseAttempt {
+            raiseAttempt = nil
+            return .raiseSecurity(attempt: attempt)
+        }
+        return nil
+    }
     public mutating func popOutgoing(into out: inout ByteBuffer) -> Bool { bearer.popOutgoing(into: &out) }
 
     private mutating func emit(_ event: LinkEvent) {
@@ -226,7 +261,10 @@ public struct PhoneLink: ~Copyable {
     }
 
     private mutating func act(_ action: LinkAction) {
-        actions.push(action)
+        switch action {
+        case .disconnect(let reason): if disconnectReason == nil { disconnectReason = reason }
+        case .raiseSecurity(let attempt): raiseAttempt = attempt
+        }
     }
 
     // MARK: Link lifetime
@@ -336,7 +374,11 @@ public struct PhoneLink: ~Copyable {
     /// Submits the request in `scratch`.
     private mutating func submit(_ t: Tag, now: Instant) {
         if case .refused = bearer.submitRequest(copyOf: scratch, tag: tag(t), now: now) {
-            emit(.error(what: "att-request", detail: "queue-full"))
+            // Nothing is outstanding for this step, so nothing would ever
+            // time out and bring-up would stall: end the link instead (the
+            // phone reconnects and starts over).
+            emit(.error(what: "att-request", detail: "refused"))
+            act(.disconnect(reason: "att-refused"))
         }
     }
 
@@ -381,6 +423,7 @@ public struct PhoneLink: ~Copyable {
     private mutating func notification(handle: UInt16, value: Span<UInt8>, now: Instant) {
         if handle != 0 && handle == notificationSourceHandle {
             lastNotificationSourceAt = now
+            lastNotificationSourceTrafficAt = now
             switch session.receiveNotificationSource(value) {
             case .applied(let change): emit(.notification(change))
             case .dropped(let error): emit(.drop(what: "notification-source", reason: Name(error.name)))
@@ -491,12 +534,15 @@ public struct PhoneLink: ~Copyable {
             }
             state = .live
             lastNotificationSourceAt = now
+            lastNotificationSourceTrafficAt = now
             permissionRetryMs = 0
             emit(.subscribed)
         case .notificationSourceOff:
             // Data Source again too: a phone that forgot one subscription
             // may have forgotten both.
             subscribeDataSource(now: now)
+        case .notificationSourceCycle:
+            subscribeNotificationSource(now: now)
         case .controlPoint:
             let result: CommandResult?
             if longWrite.isActive {
@@ -507,15 +553,31 @@ public struct PhoneLink: ~Copyable {
                 case .written:
                     result = session.controlPointWriteAcknowledged(now: now)
                 case .failed(let code):
-                    result = session.controlPointWriteFailed(attErrorCode: code)
+                    result = controlPointWriteFailed(attErrorCode: code)
                 }
             } else if case .errorResponse(_, _, let code) = response {
-                result = session.controlPointWriteFailed(attErrorCode: code)
+                result = controlPointWriteFailed(attErrorCode: code)
             } else {
                 result = session.controlPointWriteAcknowledged(now: now)
             }
             if let result { commandFinished(result, now: now) }
         }
+    }
+
+    /// The session's answer to a failed Control Point write. When it removed
+    /// the notification (0xA2: the phone no longer has the UID), the removal
+    /// is reported as a table change with one fewer in its category, as the
+    /// phone's own Removed would have said, so counts and the unread
+    /// indicator stay true.
+    private mutating func controlPointWriteFailed(attErrorCode code: UInt8) -> CommandResult? {
+        let target = session.commandInFlight?.uid.flatMap { session.table.record(uid: $0) }
+        let result = session.controlPointWriteFailed(attErrorCode: code)
+        if var record = target, session.table.record(uid: record.uid) == nil {
+            counters.removedByInvalidUID &+= 1
+            record.categoryCount = record.categoryCount == 0 ? 0 : record.categoryCount - 1
+            emit(.notification(.removed(record)))
+        }
+        return result
     }
 
     private mutating func subscribeFailed(_ what: Name, _ response: ATTPDU, tag: Tag, now: Instant) {
@@ -610,7 +672,7 @@ public struct PhoneLink: ~Copyable {
         case .probeAnswered:
             lastNotificationSourceAt = now
         case .probeFailed:
-            resubscribe(now: now)
+            resubscribe(.probeFailed, now: now)
         default:
             break
         }
@@ -633,14 +695,32 @@ public struct PhoneLink: ~Copyable {
         return session.performAction(uid: uid, action)
     }
 
-    /// The phone stopped answering as ANCS does: subscribe again (a new session).
-    private mutating func resubscribe(now: Instant) {
+    /// Why the subscription is written again on a live link.
+    private enum Resubscription {
+        /// The keep-alive probe was not answered as ANCS answers: the phone
+        /// may have forgotten both subscriptions.
+        case probeFailed
+        /// Notification Source was silent for `resubscribeQuietMs` though the
+        /// probe is answered: cycle Notification Source alone.
+        case silence
+    }
+
+    /// Subscribes again on the live link: Notification Source off, then on
+    /// (Data Source in between after a failed probe). A new session: the
+    /// phone replays what it holds, flagged PreExisting.
+    private mutating func resubscribe(_ why: Resubscription, now: Instant) {
         guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)), ns.cccdHandle != 0 else { return }
         counters.resubscriptions &+= 1
-        emit(.ended(reason: "keep-alive"))
+        switch why {
+        case .probeFailed:
+            emit(.ended(reason: "keep-alive"))
+        case .silence:
+            counters.silenceResubscriptions &+= 1
+            emit(.ended(reason: "notification-source-silent"))
+        }
         endSession()
         state = .resubscribing
-        writeCCCD(ns.cccdHandle, CCCDValue.none, tag: .notificationSourceOff, now: now)
+        writeCCCD(ns.cccdHandle, CCCDValue.none, tag: why == .probeFailed ? .notificationSourceOff : .notificationSourceCycle, now: now)
     }
 
     /// Sends queued Control Point commands. Call after reading the events of
@@ -678,6 +758,7 @@ public struct PhoneLink: ~Copyable {
         var next = earliest(bearer.deadline, session.deadline)
         if state == .live, !session.hasCommandInFlight {
             next = earliest(next, lastNotificationSourceAt.advanced(byMs: config.keepAliveQuietMs))
+            next = earliest(next, lastNotificationSourceTrafficAt.advanced(byMs: config.resubscribeQuietMs))
         }
         if case .due(let at, _) = raise { next = earliest(next, at) }
         return earliest(next, permissionRetryAt)
@@ -704,6 +785,11 @@ public struct PhoneLink: ~Copyable {
             if state == .waitingForPermission { retrySubscription(now: now) }
         }
         if let result = session.checkTimeout(now: now) { commandFinished(result, now: now) }
+        if state == .live, !session.hasCommandInFlight,
+            now >= lastNotificationSourceTrafficAt.advanced(byMs: config.resubscribeQuietMs)
+        {
+            resubscribe(.silence, now: now)
+        }
         if state == .live, !session.hasCommandInFlight,
             now >= lastNotificationSourceAt.advanced(byMs: config.keepAliveQuietMs)
         {

@@ -2,6 +2,11 @@
 // core's next deadline or an input, drains a bounded number of link inputs
 // and button inputs, advances timers, and settles the outputs after every
 // input so a reply never waits behind the next input.
+//
+// Bonds: a change is written to the state file at once; bonds that could
+// not be written stay marked unsaved (never reported saved) and are written
+// again after 1 s, doubling to 60 s, each failure reported
+// (`bondsNotSaved`); shutdown tries once more whatever the back-off says.
 
 import Bounded
 import Platform
@@ -25,6 +30,11 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
     private var mgmt: ByteBuffer
     private var bondFile: ByteBuffer
     private var readyNotified = false
+    public static var bondSaveRetryFirstMs: Int64 { 1_000 }
+    public static var bondSaveRetryMaxMs: Int64 { 60_000 }
+    private var bondSaveRetryMs: Int64 = 0
+    /// After a failed save: not before then.
+    private var bondSaveRetryAt: Instant? = nil
 
     public init(platform: consuming P, sink: consuming S, core: consuming WearableCore) {
         self.platform = platform
@@ -54,13 +64,16 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
     public mutating func shutdown() {
         let now = platform.now()
         core.allOff(now: now)
+        bondSaveRetryAt = nil
         settle(now: now)
     }
 
     /// One wait and everything that was ready. `waitingAtMostMs` caps the
     /// wait (tests drive the loop step by step).
     public mutating func step(waitingAtMostMs cap: Int64? = nil) {
-        let deadline = cap.map { earliest(core.deadline, platform.now().advanced(byMs: $0)) } ?? core.deadline
+        var due = core.deadline
+        if core.bondsNeedSaving { due = earliest(due, bondSaveRetryAt) }
+        let deadline = cap.map { earliest(due, platform.now().advanced(byMs: $0)) } ?? due
         platform.wait(until: deadline)
         let now = platform.now()
         var taken = 0
@@ -92,6 +105,18 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
         settle(now: now)
     }
 
+    private mutating func saveBonds(now: Instant) {
+        if core.serializeBonds(into: &bondFile), platform.saveBonds(bondFile) {
+            core.bondsSaved()
+            bondSaveRetryMs = 0
+            bondSaveRetryAt = nil
+            return
+        }
+        bondSaveRetryMs = bondSaveRetryMs == 0 ? Self.bondSaveRetryFirstMs : min(bondSaveRetryMs * 2, Self.bondSaveRetryMaxMs)
+        bondSaveRetryAt = now.advanced(byMs: bondSaveRetryMs)
+        sink.record(.bondsNotSaved(retryInMs: bondSaveRetryMs), core: core, now: now)
+    }
+
     private mutating func receivePDU(now: Instant) {
         core.receive(pdu, now: now)
     }
@@ -116,10 +141,7 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
         }
         while core.popOutgoing(into: &out) { platform.send(out) }
         while core.popControllerCommand(into: &mgmt) { platform.sendController(mgmt) }
-        if core.bondsNeedSaving {
-            if core.serializeBonds(into: &bondFile) { platform.saveBonds(bondFile) }
-            core.bondsSaved()
-        }
+        if core.bondsNeedSaving, bondSaveRetryAt.map({ now >= $0 }) ?? true { saveBonds(now: now) }
         while let action = core.nextAction() {
             switch action {
             case .raiseSecurity(let attempt):

@@ -17,9 +17,19 @@
 //   only updates the unread indicator. Real iPhones sometimes replay without
 //   the flag for a few seconds, so every Added or Modified until
 //   `replayWindowMs` (3 s) after Notification Source is subscribed counts as
-//   replay too, unless it is an incoming call (a call that starts then must
-//   ring). Replay fetches no attributes; the table keeps the newest when a
-//   replay of hundreds overflows it (counted, see NotificationTable).
+//   replay too. Replay fetches no attributes; the table keeps the newest when
+//   a replay of hundreds overflows it (counted, see NotificationTable).
+// - Incoming calls are never replay: an IncomingCall notification exists
+//   only while the call rings, so one in the replay (the wearable connected,
+//   restarted or resubscribed mid-call) is a call ringing now, and rings.
+// - A session that ends while the link stays up (Service Changed, a
+//   resubscription) does not interrupt a ring: the lasting alerts are
+//   carried over, and each call the new session's replay brings takes one
+//   over in place (same UID, else the oldest carried), so the pattern plays
+//   on without a gap. What the replay does not confirm stops
+//   `replayWindowMs` after the new subscription, or `carriedRingMaxMs` after
+//   the end if no subscription comes. A link that goes down stops
+//   everything at once.
 // - Modified re-alerts only when the policy says so; Removed stops the UID's
 //   patterns everywhere.
 // - App names: once a rule has fetched a notification's app identifier, the
@@ -63,6 +73,9 @@ public enum FirmwareEvent: Equatable, Sendable {
     case action(uid: UInt32, action: ActionID, result: Name)
     case rejected(what: Name, reason: Name)
     case stopping(reason: Name)
+    /// The bond file could not be written (or the bonds not serialised);
+    /// they stay marked unsaved and are written again in `retryInMs`.
+    case bondsNotSaved(retryInMs: Int64)
 }
 
 public struct WearableConfig: Sendable {
@@ -76,6 +89,9 @@ public struct WearableConfig: Sendable {
     /// After subscribing, how long notifications without PreExisting are
     /// still taken as the phone's replay (incoming calls excepted).
     public var replayWindowMs: Int64 = 3_000
+    /// How long a ring carried over a session restart on a live link lasts
+    /// if no new subscription confirms it.
+    public var carriedRingMaxMs: Int64 = 10_000
     public var pendingAlertCapacity = 8
 
     public init(board: BoardConfig, policy: PolicyConfig) {
@@ -130,6 +146,9 @@ public struct WearableCore: ~Copyable {
         /// output after each call event, and an `OutputPattern?` per output
         /// made each entry ~200 bytes to copy.
         var patterns: InlineArray<8, Int16>
+        /// Carried over from a session that ended on a live link, waiting
+        /// for the new session's replay to confirm the call.
+        var carried = false
     }
 
     /// What drives an output's sustained pattern now.
@@ -142,6 +161,9 @@ public struct WearableCore: ~Copyable {
     public let policy: PolicyConfig
     public let ruleWaitMs: Int64
     public let replayWindowMs: Int64
+    public let carriedRingMaxMs: Int64
+    /// When carried lasting alerts that nothing confirmed stop.
+    private var carriedUntil: Instant? = nil
     /// Until when a new notification is taken as replay; nil while the
     /// session is not subscribed (what arrives then is replay as well).
     private var replayUntil: Instant? = nil
@@ -152,6 +174,7 @@ public struct WearableCore: ~Copyable {
     private var sustainedNow: InlineArray<8, SustainedChoice?> = InlineArray(repeating: nil)
     private var sustainSequence: UInt64 = 0
     public private(set) var counters = WearableCounters()
+    private var controllerEventsDroppedSeen: UInt64 = 0
     private var player: PatternPlayer
     private var gestures: ButtonGestures
     private var changes: RingBuffer<OutputChange>
@@ -175,6 +198,7 @@ public struct WearableCore: ~Copyable {
         policy = config.policy
         ruleWaitMs = config.ruleWaitMs
         replayWindowMs = config.replayWindowMs
+        carriedRingMaxMs = config.carriedRingMaxMs
         phone = PhoneLink(config: config.link)
         controller = Controller(config: config.controller, bonds: bonds)
         pending = FixedArray(capacity: config.pendingAlertCapacity)
@@ -254,7 +278,9 @@ public struct WearableCore: ~Copyable {
     }
 
     private mutating func absorbController(now: Instant) {
+        var any = false
         while let event = controller.nextEvent() {
+            any = true
             emit(.controller(event))
             switch event {
             case .pairingMode(let on, _):
@@ -271,6 +297,13 @@ public struct WearableCore: ~Copyable {
                 break
             }
         }
+        if controller.eventsDropped != controllerEventsDroppedSeen {
+            controllerEventsDroppedSeen = controller.eventsDropped
+            emit(.rejected(what: "controller-event", reason: "queue-full"))
+        }
+        // Whatever events were lost, the pairing pattern never outlives
+        // pairing mode.
+        if any, !controller.isPairingMode { player.stop(owner: Owner.pairing, now: now) }
         applyPatterns(now: now)
     }
 
@@ -296,7 +329,7 @@ public struct WearableCore: ~Copyable {
         var next = earliest(earliest(phone.deadline, player.nextDeadline), gestures.nextDeadline)
         next = earliest(next, controller.deadline)
         for i in 0..<pending.count { next = earliest(next, pending[i].until) }
-        return next
+        return earliest(next, carriedUntil)
     }
 
     public mutating func advance(now: Instant) {
@@ -305,6 +338,7 @@ public struct WearableCore: ~Copyable {
         controller.advance(now: now)
         absorbController(now: now)
         expirePending(now: now)
+        if let until = carriedUntil, now >= until { dropCarried(now: now) }
         gestures.advance(now: now, into: &gestureEvents)
         handleGestures(now: now)
         applyPatterns(now: now)
@@ -349,14 +383,19 @@ public struct WearableCore: ~Copyable {
             permissionShown = false
             player.stop(owner: Owner.permission, now: now)
             replayUntil = now.advanced(byMs: replayWindowMs)
+            if carriedUntil != nil { carriedUntil = now.advanced(byMs: replayWindowMs) }
         case .ended:
             permissionShown = false
             replayUntil = nil
-            player.stopAll()
             pending.removeAll()
-            clearSustained()
             categoryCounts = InlineArray(repeating: 0)
             unreadShown = false
+            if phone.state != .disconnected {
+                carryLastingAlerts(now: now)
+                break
+            }
+            player.stopAll()
+            clearSustained()
             if controller.isPairingMode {
                 feedback(policy.pairing, owner: Owner.pairing, priority: Priority.pairing, untilStopped: true, now: now)
             }
@@ -365,12 +404,13 @@ public struct WearableCore: ~Copyable {
         }
     }
 
-    /// Whether `record` is part of the session-start replay: flagged
-    /// PreExisting, or (not a call) arriving before the replay window closed
-    /// (counted in `unflaggedReplays`: only the window said so).
+    /// Whether `record` is part of the session-start replay: not a call (a
+    /// call in the replay is ringing now), and flagged PreExisting or
+    /// arriving before the replay window closed (counted in
+    /// `unflaggedReplays`: only the window said so).
     private mutating func isReplay(_ record: NotificationRecord, now: Instant) -> Bool {
-        if record.flags.contains(.preExisting) { return true }
         if record.isIncomingCall { return false }
+        if record.flags.contains(.preExisting) { return true }
         if let until = replayUntil, now >= until { return false }
         counters.unflaggedReplays &+= 1
         return true
@@ -412,7 +452,14 @@ public struct WearableCore: ~Copyable {
     /// Registers `uid`'s lasting alert and lets each output play the
     /// strongest one.
     private mutating func sustain(_ uid: UInt32, _ choices: [OutputPattern], priority: UInt8, silent: Bool, now: Instant) {
-        if let i = sustained.firstIndex(where: { $0.uid == uid }) { sustained.remove(at: i) }
+        if let i = sustained.firstIndex(where: { $0.uid == uid }) {
+            sustained.remove(at: i)
+        } else if let i = sustained.firstIndex(where: { $0.carried }) {
+            // The replay confirms a carried ring (the phone may number the
+            // new session's UIDs anew): this call takes it over.
+            sustained.remove(at: i)
+        }
+        if carriedUntil != nil, sustained.firstIndex(where: { $0.carried }) == nil { carriedUntil = nil }
         var entry = Sustained(uid: uid, sequence: sustainSequence, priority: priority, patterns: InlineArray(repeating: -1))
         sustainSequence &+= 1
         for choice in choices where choice.output < 8 && choice.output < board.outputs.count && choice.pattern < policy.patterns.count {
@@ -448,6 +495,27 @@ public struct WearableCore: ~Copyable {
     private mutating func clearSustained() {
         sustained.removeAll()
         sustainedNow = InlineArray(repeating: nil)
+        carriedUntil = nil
+    }
+
+    /// The session ended on a live link: every pattern of its notifications
+    /// stops but the lasting alerts, which play on until the new session
+    /// confirms or drops them.
+    private mutating func carryLastingAlerts(now: Instant) {
+        player.stop(ownersWhere: { $0 < Owner.sustained(0) || $0 == Owner.unread || $0 == Owner.permission }, now: now)
+        guard !sustained.isEmpty else { return }
+        for i in 0..<sustained.count { sustained[i].carried = true }
+        carriedUntil = now.advanced(byMs: carriedRingMaxMs)
+    }
+
+    /// Stops the carried lasting alerts no replayed call took over.
+    private mutating func dropCarried(now: Instant) {
+        carriedUntil = nil
+        var i = 0
+        while i < sustained.count {
+            if sustained[i].carried { sustained.remove(at: i) } else { i += 1 }
+        }
+        refreshSustained(now: now)
     }
 
     private mutating func expirePending(now: Instant) {

@@ -88,6 +88,8 @@ public struct PhoneCore: ~Copyable {
     private var response: ByteBuffer
     private var forcedErrorCode: UInt8 = 0
     private var forcedErrorsLeft = 0
+    /// `lose-response`: fetches still to acknowledge without a response.
+    private var responsesToLose = 0
     /// UIDs whose action was performed, for `wait-action`.
     private var performed: RingBuffer<UInt32>
     private var program: ScenarioProgram
@@ -106,6 +108,9 @@ public struct PhoneCore: ~Copyable {
     /// `drop-subscription`: the phone has no session for the wearable until
     /// it subscribes Notification Source again.
     private var sessionLost = false
+    /// `ns-dead`: Notification Source sends nothing until its CCCD is
+    /// written on again or the phone reconnects; the rest works.
+    private var notificationSourceDead = false
 
     public init(config: PhoneConfig) {
         precondition(config.pairingDelayMs >= 0, "pairing cannot take negative time")
@@ -197,6 +202,7 @@ public struct PhoneCore: ~Copyable {
         prepared.removeAll()
         database.resetSubscriptions()
         sessionLost = false
+        notificationSourceDead = false
         bondedAtConnection = isBonded
         if !config.requiresSecurity {
             security = .secured
@@ -369,6 +375,7 @@ public struct PhoneCore: ~Copyable {
         }
         if before.notificationSource & bit == 0, after.notificationSource & bit != 0 {
             sessionLost = false
+            notificationSourceDead = false
             emit(.subscribed(.notificationSource))
             beginReplay()
         }
@@ -545,6 +552,12 @@ public struct PhoneCore: ~Copyable {
                 return answerControlPoint(errorCode: 0x11, reason: "data-source-queue-full", requestOpcode: requestOpcode)
             }
             acknowledgeControlPoint(requestOpcode: requestOpcode)
+            if responsesToLose > 0 {
+                responsesToLose -= 1
+                counters.responsesLost &+= 1
+                emit(.dropped(what: "data-source", reason: "lost"))
+                return
+            }
             dataSource.push(copyOf: response)
         case .perform(let uid, let action):
             acknowledgeControlPoint(requestOpcode: requestOpcode)
@@ -601,6 +614,11 @@ public struct PhoneCore: ~Copyable {
 
     private mutating func queueNotificationSource(_ eventID: EventID, _ n: PhoneNotification) {
         guard isSubscribed(.notificationSource) else { return }
+        if notificationSourceDead {
+            counters.notificationsWithheld &+= 1
+            emit(.dropped(what: "notification-source", reason: "ns-dead"))
+            return
+        }
         let event = NotificationSourceEvent(
             eventID: eventID, flags: n.flags, category: n.category, categoryCount: store.categoryCount(n.category), uid: n.uid)
         if case .refused = notificationQueue.push(event) {
@@ -849,8 +867,10 @@ public struct PhoneCore: ~Copyable {
         runScenario(now: now)
     }
 
+    /// (A dead Notification Source is not a subscription the wearable can
+    /// use: `wait-subscribed` waits for the one that wakes it.)
     private var subscribedAndReplayed: Bool {
-        isSubscribed(.notificationSource) && store.replayPendingCount == 0
+        isSubscribed(.notificationSource) && !notificationSourceDead && store.replayPendingCount == 0
     }
 
     private var scenarioDeadline: Instant? {
@@ -979,6 +999,11 @@ public struct PhoneCore: ~Copyable {
             if isConnected { applyANCSHiding() }
         case .encryptDelay(let ms):
             encryptDelayMs = ms
+        case .loseResponses(let count):
+            responsesToLose = count
+        case .notificationSourceDead:
+            guard isConnected else { return .failed(reason: "not-connected") }
+            notificationSourceDead = true
         case .dropSubscription:
             guard isConnected else { return .failed(reason: "not-connected") }
             let before = subscriptions

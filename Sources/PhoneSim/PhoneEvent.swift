@@ -146,5 +146,9 @@ public struct PhoneCounters: Equatable, Sendable {
     /// Control Point writes taken after `drop-subscription`, before the
     /// wearable subscribed again.
     public var controlPointWritesWithoutSession: UInt64 = 0
+    /// Notification Source events not sent because of `ns-dead`.
+    public var notificationsWithheld: UInt64 = 0
+    /// Data Source responses not sent because of `lose-response`.
+    public var responsesLost: UInt64 = 0
     public init() {}
 }

@@ -95,6 +95,10 @@
 //   encrypt-delay <ms>                       a bonded reconnection encrypts itself after ms
 //   drop-subscription                        forget the NS/DS subscriptions silently; Control
 //                                            Point writes then get a bare Write Response
+//   lose-response [count]                    acknowledge the next count (1) attribute fetches
+//                                            and never send their Data Source responses
+//   ns-dead                                  Notification Source silent while subscribed, the
+//                                            Control Point answering; its CCCD off/on wakes it
 //   connect | disconnect                     ask the platform to (re)connect or hang up
 //   forget                                   drop the bond and hang up (Forget This Device)
 //   quit                                     stop: the `quit` action, the queue is dropped

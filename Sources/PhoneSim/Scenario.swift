@@ -114,6 +114,13 @@ public enum ScenarioCommand: Equatable, Sendable {
     case encryptDelay(ms: Int64)
     /// The phone forgets the ANCS subscriptions without telling the wearable.
     case dropSubscription
+    /// Notification Source goes silent while the subscription stands and
+    /// the Control Point answers as usual (seen on real iPhones); writing
+    /// its CCCD off and on again, or a new connection, wakes it.
+    case notificationSourceDead
+    /// The next `count` attribute fetches are acknowledged and their Data
+    /// Source responses never sent (lost in reconnect churn on real phones).
+    case loseResponses(count: Int)
     case connect
     case disconnect
     /// "Forget This Device": the phone drops its bond and hangs up; it
@@ -141,6 +148,8 @@ public enum ScenarioCommand: Equatable, Sendable {
         case .hideANCS: "hide-ancs"
         case .encryptDelay: "encrypt-delay"
         case .dropSubscription: "drop-subscription"
+        case .notificationSourceDead: "ns-dead"
+        case .loseResponses: "lose-response"
         case .connect: "connect"
         case .disconnect: "disconnect"
         case .forget: "forget"

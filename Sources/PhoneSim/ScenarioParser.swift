@@ -107,6 +107,13 @@ public enum ScenarioParser {
             try p.expectOnly(positionals: 2)
             return .error(code: UInt8(code), count: count)
         }
+        if matches(line, verb, "lose-response") {
+            var count = 1
+            if let t = p.optionalPositional(0) { count = Int(try number(line, t, max: 1000, p)) }
+            guard count > 0 else { throw p.error(.numberOutOfRange, at: p.optionalPositional(0) ?? verb) }
+            try p.expectOnly(positionals: 1)
+            return .loseResponses(count: count)
+        }
         if matches(line, verb, "replay-flag") {
             let t = try p.positional(0, what: "on|off")
             try p.expectOnly(positionals: 1)
@@ -152,6 +159,8 @@ public enum ScenarioParser {
         let command: ScenarioCommand
         if matches(line, verb, "drop-subscription") {
             command = .dropSubscription
+        } else if matches(line, verb, "ns-dead") {
+            command = .notificationSourceDead
         } else if matches(line, verb, "service-changed") {
             command = .serviceChanged
         } else if matches(line, verb, "remove-ancs") {

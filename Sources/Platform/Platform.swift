@@ -54,8 +54,9 @@ public protocol Platform: ~Copyable {
     /// `packet` (false: none; always false without a controller).
     mutating func nextControllerInput(into packet: inout ByteBuffer) -> Bool
     mutating func sendController(_ packet: borrowing ByteBuffer)
-    /// Replaces the bond state file atomically.
-    mutating func saveBonds(_ contents: borrowing ByteBuffer)
+    /// Replaces the bond state file atomically; false when it could not
+    /// (the old file stands; the caller tries again later).
+    mutating func saveBonds(_ contents: borrowing ByteBuffer) -> Bool
     /// The wearable is up (advertising): tell the service manager.
     mutating func notifyReady()
 }

@@ -44,9 +44,9 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
         poll.removeAll()
         link.addDescriptors(to: &poll)
         lines.addDescriptors(to: &poll)
-        mgmt.addDescriptor(to: &poll)
+        mgmt.addDescriptor(to: &poll, now: now())
         if let fd = signals?.fd { poll.add(fd, events: Int16(POLLIN)) }
-        let due = earliest(earliest(deadline, lines.deadline), service.nextPing)
+        let due = earliest(earliest(earliest(deadline, lines.deadline), service.nextPing), mgmt.pausedUntil)
         // A report waiting in the link (e.g. a raise from a timer) is read now.
         let timeout = link.hasPendingInput ? 0 : PollSet.timeoutMs(until: due, now: now())
         do {
@@ -85,15 +85,17 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
         return lines.nextInput(now: now(), ready: poll)
     }
 
-    public mutating func nextControllerInput(into packet: inout ByteBuffer) -> Bool { mgmt.receive(into: &packet) }
+    public mutating func nextControllerInput(into packet: inout ByteBuffer) -> Bool { mgmt.receive(into: &packet, now: now()) }
     public mutating func sendController(_ packet: borrowing ByteBuffer) { mgmt.send(packet) }
 
-    public mutating func saveBonds(_ contents: borrowing ByteBuffer) {
-        guard let bondsPath else { return }
+    public mutating func saveBonds(_ contents: borrowing ByteBuffer) -> Bool {
+        guard let bondsPath else { return true }
         do {
             try StateFile.write(bondsPath, contents)
+            return true
         } catch {
             Log.error("bonds not saved: \(error)")
+            return false
         }
     }
 

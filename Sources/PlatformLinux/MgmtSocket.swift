@@ -5,6 +5,16 @@
 //
 // `connectedPair` builds the same thing over a UNIX SOCK_SEQPACKET
 // socketpair, so tests can play the kernel with scripted bytes.
+//
+// Failures are bounded so the loop cannot spin on a broken socket:
+// - a write that fails with anything but EAGAIN drops that command (counted,
+//   logged); only EAGAIN keeps it queued for POLLOUT, which the kernel then
+//   signals once there is room;
+// - a read that fails with anything but EAGAIN, or reads end of file, takes
+//   the socket out of the poll set for a back-off (100 ms, doubling to 5 s,
+//   reset by the next good read), so a socket stuck in error wakes the loop
+//   at most once per back-off; each failure is counted, and logged when the
+//   back-off starts or grows.
 
 import Bounded
 import CBlueZ
@@ -13,9 +23,19 @@ import CLinux
 public struct MgmtSocket: ~Copyable {
     public static let maxPacketBytes = 1024
 
+    public static let readBackoffFirstMs: Int64 = 100
+    public static let readBackoffMaxMs: Int64 = 5_000
+
     private var fd: Int32
     private var pending: PacketQueue
     public private(set) var droppedCommands: UInt64 = 0
+    /// Commands dropped because their write failed (not EAGAIN).
+    public private(set) var failedWrites: UInt64 = 0
+    /// Reads that failed (not EAGAIN) or hit end of file.
+    public private(set) var failedReads: UInt64 = 0
+    private var readBackoffMs: Int64 = 0
+    /// While set, the socket is not polled or read.
+    public private(set) var pausedUntil: Instant? = nil
 
     /// No management socket (the UNIX link has no controller).
     public static var none: MgmtSocket { MgmtSocket(fd: -1) }
@@ -53,46 +73,103 @@ public struct MgmtSocket: ~Copyable {
 
     public var isOpen: Bool { fd >= 0 }
 
-    public func addDescriptor(to set: inout PollSet) {
-        if fd >= 0 { set.add(fd, events: Int16(POLLIN) | (pending.isEmpty ? 0 : Int16(POLLOUT))) }
+    /// Adds the socket to `set` unless a read back-off is running at `now`.
+    public mutating func addDescriptor(to set: inout PollSet, now: Instant) {
+        guard fd >= 0 else { return }
+        if let until = pausedUntil {
+            guard now >= until else { return }
+            pausedUntil = nil
+        }
+        set.add(fd, events: Int16(POLLIN) | (pending.isEmpty ? 0 : Int16(POLLOUT)))
     }
 
-    /// The next event into `packet`; false when none is ready.
-    public mutating func receive(into packet: inout ByteBuffer) -> Bool {
+    /// The next event into `packet`; false when none is ready (or the
+    /// socket is backing off after a failed read).
+    public mutating func receive(into packet: inout ByteBuffer, now: Instant) -> Bool {
         guard fd >= 0 else { return false }
         flush()
+        if let until = pausedUntil, now < until { return false }
         let fd = self.fd
         packet.removeAll()
+        var n = 0
         do {
-            var n = 0
             try packet.appendInPlace { (buffer) throws(SystemError) -> Int in
                 n = try Sys.call("read(mgmt)") { CLinux.read(fd, buffer.baseAddress, buffer.count) }
                 return n
             }
-            return n > 0
         } catch {
-            if !error.wouldBlock { Log.error("management socket: \(error)") }
+            if !error.wouldBlock { readFailed("\(error)", now: now) }
             return false
+        }
+        guard n > 0 else {
+            readFailed("end of file", now: now)
+            return false
+        }
+        readBackoffMs = 0
+        return true
+    }
+
+    private mutating func readFailed(_ what: String, now: Instant) {
+        failedReads &+= 1
+        let grown = readBackoffMs < Self.readBackoffMaxMs
+        readBackoffMs = readBackoffMs == 0 ? Self.readBackoffFirstMs : min(readBackoffMs * 2, Self.readBackoffMaxMs)
+        pausedUntil = now.advanced(byMs: readBackoffMs)
+        if grown {
+            Log.error("management socket: \(what) (\(failedReads) failed reads); not read for \(readBackoffMs) ms")
         }
     }
 
     public mutating func send(_ packet: borrowing ByteBuffer) {
         guard fd >= 0 else { return }
-        if !pending.isEmpty || !Self.write(fd, packet.span) {
-            if !pending.push(copyOf: packet) {
-                droppedCommands &+= 1
-                Log.error("management socket: command queue full; dropped a command")
+        if pending.isEmpty {
+            switch Self.write(fd, packet.span) {
+            case .written: return
+            case .failed(let error):
+                writeFailed(error)
+                return
+            case .wouldBlock: break
+            }
+        }
+        if !pending.push(copyOf: packet) {
+            droppedCommands &+= 1
+            Log.error("management socket: command queue full; dropped a command")
+        }
+    }
+
+    private mutating func writeFailed(_ error: String) {
+        failedWrites &+= 1
+        droppedCommands &+= 1
+        Log.error("management socket: \(error); dropped a command")
+    }
+
+    private mutating func flush() {
+        while let outcome = pending.withFirst({ [fd] in Self.write(fd, $0) }) {
+            switch outcome {
+            case .written:
+                pending.removeFirst()
+            case .failed(let error):
+                pending.removeFirst()
+                writeFailed(error)
+            case .wouldBlock:
+                return
             }
         }
     }
 
-    private mutating func flush() {
-        while let sent = pending.withFirst({ [fd] in Self.write(fd, $0) }), sent { pending.removeFirst() }
+    private enum WriteOutcome {
+        case written
+        case wouldBlock
+        case failed(String)
     }
 
-    private static func write(_ fd: Int32, _ bytes: Span<UInt8>) -> Bool {
-        bytes.withUnsafeBufferPointer { buffer in
-            (try? Sys.call("write(mgmt)") { CLinux.write(fd, buffer.baseAddress, buffer.count) }) == buffer.count
+    private static func write(_ fd: Int32, _ bytes: Span<UInt8>) -> WriteOutcome {
+        bytes.withUnsafeBufferPointer { buffer -> WriteOutcome in
+            do throws(SystemError) {
+                let n = try Sys.call("write(mgmt)") { CLinux.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL)) }
+                return n == buffer.count ? .written : .failed("short write (\(n) of \(buffer.count) bytes)")
+            } catch {
+                return error.wouldBlock ? .wouldBlock : .failed("\(error)")
+            }
         }
     }
 }

@@ -205,10 +205,18 @@ struct PolicyTests {
     func preExistingOnlyUnread() {
         var rig = CoreRig()
         rig.notify(.added, [.preExisting], .social, count: 1, uid: 10)
-        rig.notify(.added, [.preExisting, .positiveAction], .incomingCall, count: 1, uid: 11)
+        rig.notify(.added, [.preExisting, .positiveAction], .missedCall, count: 1, uid: 11)
         #expect(rig.level("led-notify") == true, "unread: Social")
         #expect(rig.everOn("vibration", forMs: 3_000) == false)
         #expect(rig.everOn("led-call", forMs: 100) == false)
+    }
+
+    @Test("a PreExisting incoming call is ringing now: it rings (an IncomingCall exists only while the call rings)")
+    func preExistingCallRings() {
+        var rig = CoreRig()
+        rig.notify(.added, [.preExisting, .positiveAction], .incomingCall, count: 1, uid: 11)
+        #expect(rig.level("led-call") == true)
+        #expect(rig.level("vibration") == true)
     }
 
     @Test("the unread indicator follows the phone's CategoryCount")
