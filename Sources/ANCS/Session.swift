@@ -1,4 +1,4 @@
-// One ANCS session as the Notification Consumer sees it (ancs.md,
+// One ANCS session as the Notification Consumer sees it (docs/ancs.md,
 // "Sessions" and "Control Point commands").
 //
 // A session starts when the transport has subscribed to Notification Source
@@ -15,7 +15,7 @@
 // the ATT transaction timeout (30 s, which ends the bearer) is in charge, so
 // a late acknowledgement can never be taken for the next command's.
 //
-// Errors on the Control Point write (ancs.md): 0xA2 means the UID no longer
+// Errors on the Control Point write (docs/ancs.md): 0xA2 means the UID no longer
 // exists: its record and queued work go. 0xA0/0xA1 mean we sent something
 // wrong: the command is dropped and counted as our bug. 0xA3 is reported so
 // the wearer can be told. Perform Notification Action never has a Data
