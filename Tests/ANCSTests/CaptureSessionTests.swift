@@ -104,15 +104,22 @@ struct CaptureSessionTests {
         #expect(h.session.table.record(uid: 0x74)?.attributesKnown == [], "nothing was taken from the other UID's response")
     }
 
-    @Test("a real response for another UID fed byte at a time is dropped at its last UID byte and stores nothing")
+    @Test("a real response for another UID fed byte at a time: its header is dropped at the last UID byte, and nothing of it is stored")
     func otherUIDByteAtATime() {
         let capture = iosCaptures.first { $0.name == "pebble-three-responses-back-to-back" }!
         let call = Replay(capture: capture, index: 0).bytes
         var r = DataSourceReassembler(limits: AttributeLimits())
         r.expect(.notificationAttributes(uid: 0x75, attributes: [.appIdentifier, .title]))
         var outcomes: [DataSourceReassembler.Outcome] = []
-        for byte in call.prefix(5) { outcomes.append(r.feed([byte].span)) }
-        #expect(outcomes == [.needMore, .needMore, .needMore, .needMore, .dropped(byteCount: 1, reason: .uidMismatch)])
+        for byte in call.prefix(4) { outcomes.append(r.feed([byte].span)) }
+        #expect(outcomes == [.needMore, .needMore, .needMore, .needMore])
+        #expect(r.droppedByteCount == 0)
+        // `00 74 00 00` and the last UID byte `00`: UID 0x74. The four bytes
+        // of earlier fragments are dropped; the last byte, alone in its
+        // fragment, is read again as a possible response start.
+        outcomes.append(r.feed([call[4]].span))
+        #expect(r.droppedByteCount == 4, "the mismatching header is dropped")
+        #expect(outcomes.last == .needMore)
         for byte in call.dropFirst(5) { outcomes.append(r.feed([byte].span)) }
         #expect(outcomes.allSatisfy { if case .complete = $0 { false } else { true } }, "nothing of the other response completes")
         #expect(r.received(.appIdentifier) == false && r.received(.title) == false)
@@ -123,4 +130,35 @@ struct CaptureSessionTests {
 extension InlineBytes {
     /// The stored bytes, for comparisons.
     var bytes: [UInt8] { (0..<count).map { self[$0] } }
+}
+
+@Suite("A stale response's tail before the awaited response")
+struct StaleTailTests {
+    @Test("a response for another UID split anywhere, then the awaited response in one notification: the awaited one completes")
+    func staleResponseSplitAnywhere() {
+        let capture = iosCaptures.first { $0.name == "pebble-three-responses-back-to-back" }!
+        let stale = Replay(capture: capture, index: 0).bytes
+        let awaited = Replay(capture: capture, index: 1)
+        for cut in 1..<stale.count {
+            var r = DataSourceReassembler(limits: AttributeLimits())
+            r.expect(awaited.expectation)
+            _ = r.feed(Array(stale[..<cut]).span)
+            _ = r.feed(Array(stale[cut...]).span)
+            #expect(r.feed(awaited.bytes.span) == .complete(trailingBytesDropped: 0), "stale response cut at \(cut)")
+            #expect(r.bytes(.title) == Array("Hailey's practice".utf8), "stale response cut at \(cut)")
+        }
+    }
+
+    @Test("a response for another UID fed byte at a time, then the awaited response: the awaited one completes")
+    func staleResponseByteAtATime() {
+        let capture = iosCaptures.first { $0.name == "pebble-three-responses-back-to-back" }!
+        let awaited = Replay(capture: capture, index: 1)
+        for index in [0, 2] {
+            var r = DataSourceReassembler(limits: AttributeLimits())
+            r.expect(awaited.expectation)
+            for byte in Replay(capture: capture, index: index).bytes { _ = r.feed([byte].span) }
+            #expect(r.feed(awaited.bytes.span) == .complete(trailingBytesDropped: 0), "after response \(index + 1)")
+            #expect(r.bytes(.appIdentifier) == Array("com.apple.mobilecal".utf8))
+        }
+    }
 }
