@@ -1,6 +1,6 @@
 // ANCS: the Apple Notification Center Service, Notification Consumer side,
 // as byte-level, sans-IO state (Apple's ANCS specification; the facts we rely
-// on are in shared/docs/ancs.md).
+// on are in docs/ancs.md).
 //
 // Design: nothing here performs I/O or reads a clock. The transport (GATT,
 // in another module) hands in Notification Source PDUs, Data Source

@@ -16,8 +16,13 @@
 // request, else the fragment is dropped and the parser waits for a response
 // to start again in a later fragment (a response always starts a
 // notification, so a late answer to an older command cannot poison the one
-// we await). Tuples we did not ask for, or a repeat of one already received,
-// are skipped and counted. Bytes after completion are counted drops.
+// we await). A header that began in an earlier fragment and turns out not to
+// match was not the awaited response (the tail of a stale one can be shorter
+// than a header: `00`, `00 00` after a zero-length last tuple), so the
+// fragment that ended it is read once more from its first byte as a response
+// start; the earlier header bytes are counted as dropped. Tuples we did not
+// ask for, or a repeat of one already received, are skipped and counted.
+// Bytes after completion are counted drops.
 
 import Bounded
 
@@ -218,6 +223,8 @@ public struct DataSourceReassembler: ~Copyable {
             }
             let byte = bytes[i]
             i += 1
+            // A header that does not match, and its length with this byte.
+            var mismatch: (reason: DropReason, headerBytes: Int)? = nil
             switch phase {
             case .commandID:
                 switch awaiting {
@@ -232,22 +239,20 @@ public struct DataSourceReassembler: ~Copyable {
                 uidSoFar |= UInt32(byte) << (8 * UInt32(read))
                 if read < 3 {
                     phase = .uid(bytesRead: read + 1)
-                } else {
-                    guard awaiting == .notification, expectedUID == uidSoFar else {
-                        return drop(total, .uidMismatch)
-                    }
+                } else if awaiting == .notification, expectedUID == uidSoFar {
                     phase = .attributeID
+                } else {
+                    mismatch = (.uidMismatch, read + 2)
                 }
             case .appIdentifier(let read):
-                guard awaiting == .app else { return drop(total, .appIdentifierMismatch) }
-                if byte == 0 {
-                    guard read == expectedApp.count else { return drop(total, .appIdentifierMismatch) }
-                    phase = .attributeID
-                } else {
-                    guard read < expectedApp.count, expectedApp[read] == byte else {
-                        return drop(total, .appIdentifierMismatch)
-                    }
+                if awaiting != .app {
+                    mismatch = (.appIdentifierMismatch, read + 2)
+                } else if byte == 0 {
+                    if read == expectedApp.count { phase = .attributeID } else { mismatch = (.appIdentifierMismatch, read + 2) }
+                } else if read < expectedApp.count, expectedApp[read] == byte {
                     phase = .appIdentifier(bytesRead: read + 1)
+                } else {
+                    mismatch = (.appIdentifierMismatch, read + 2)
                 }
             case .attributeID:
                 startTuple(attributeID: byte)
@@ -260,8 +265,30 @@ public struct DataSourceReassembler: ~Copyable {
             case .idle, .complete, .value:
                 preconditionFailure("handled above")
             }
+            if let mismatch {
+                // At most once per fragment: the retry's header begins at
+                // byte 0, so its own mismatch drops the fragment.
+                if let dropped = headerMismatch(total, headerBytes: mismatch.headerBytes, readHere: i, mismatch.reason) { return dropped }
+                i = 0
+            }
         }
         return .needMore
+    }
+
+    /// The header read so far (`headerBytes`: CommandID, UID or app
+    /// identifier bytes, this one included; `readHere` of them in this
+    /// fragment of `total` bytes) does not match. Begun in this fragment:
+    /// the fragment is dropped. Begun earlier: that start was no response of
+    /// ours; nil tells the caller to read this fragment again from its first
+    /// byte. The retry's header starts in this fragment, so it never retries
+    /// again.
+    private mutating func headerMismatch(_ total: Int, headerBytes: Int, readHere: Int, _ reason: DropReason) -> Outcome? {
+        let earlier = headerBytes - readHere
+        guard earlier > 0 else { return drop(total, reason) }
+        droppedByteCount &+= UInt64(earlier)
+        phase = .commandID
+        restartResponse()
+        return nil
     }
 
     private mutating func startTuple(attributeID: UInt8) {

@@ -1,4 +1,4 @@
-// One ANCS session as the Notification Consumer sees it (ancs.md,
+// One ANCS session as the Notification Consumer sees it (docs/ancs.md,
 // "Sessions" and "Control Point commands").
 //
 // A session starts when the transport has subscribed to Notification Source
@@ -23,7 +23,7 @@
 // wearer's answer press must not wait for the watchdog). Fetches and the
 // keep-alive probe still wait until the fetch is finished.
 //
-// Errors on the Control Point write (ancs.md): 0xA2 means the UID no longer
+// Errors on the Control Point write (docs/ancs.md): 0xA2 means the UID no longer
 // exists: its record and queued work go. 0xA0/0xA1 mean we sent something
 // wrong: the command is dropped and counted as our bug. 0xA3 is reported so
 // the wearer can be told. Perform Notification Action never has a Data

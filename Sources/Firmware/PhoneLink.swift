@@ -1,7 +1,7 @@
 // The link to the phone: ATT bearer, our GATT server, discovery of the
 // phone's services, and the ANCS session, as one sans-IO state machine.
 //
-// Bring-up on a new link (ancs.md): exchange MTU; find the Generic Attribute
+// Bring-up on a new link (docs/ancs.md): exchange MTU; find the Generic Attribute
 // service and subscribe to Service Changed indications (so changes during
 // bring-up are seen); find ANCS and its characteristics and CCCDs; subscribe
 // Data Source, then Notification Source. The session begins when the

@@ -168,7 +168,7 @@ public struct AdvertisingPayload: Equatable, Sendable {
     public var scanResponse: InlineBytes<31>
     public var flags: AdvertisingFlags
 
-    /// What an ANCS Notification Consumer advertises (ancs.md, "Advertising
+    /// What an ANCS Notification Consumer advertises (docs/ancs.md, "Advertising
     /// for ANCS"): Flags 0x06, the service in the 128-bit solicitation list,
     /// connectable; the name in the scan response.
     public static func solicitingService(_ service: UUID128, name: Span<UInt8>,

@@ -1,4 +1,4 @@
-// What the phone answers to one Control Point write (ancs.md, "Control
+// What the phone answers to one Control Point write (docs/ancs.md, "Control
 // Point commands", "Data Source responses"), as a pure function of the
 // command bytes, the notifications and the app table.
 //

@@ -1,5 +1,5 @@
 // PhoneSim: a simulated iPhone, the ANCS Notification Provider, as sans-IO
-// state (Apple's ANCS specification; shared/docs/ancs.md). It stands where
+// state (Apple's ANCS specification; docs/ancs.md). It stands where
 // an iPhone stands: the ATT server of a database with GAP, GATT (Service
 // Changed) and ANCS, and the GATT client that browses the wearable after
 // connecting, as iOS does. Tests pair it with the firmware's `PhoneLink` in

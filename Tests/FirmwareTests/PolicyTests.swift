@@ -19,26 +19,45 @@ struct CoreRig: ~Copyable {
     var management: [String] = []
 
     /// `script`: the bring-up to play (nil: `Script.bringUp`, which must
-    /// leave the link live).
-    init(policy: PolicyConfig = defaultPolicy, controller: Bool = false, bonds: String? = nil, script: [Step]? = nil) {
+    /// leave the link live). A bring-up that goes otherwise is recorded as
+    /// an issue of the calling test, at its line, and the script stops
+    /// there: the test fails with the step, the other tests run on.
+    init(policy: PolicyConfig = defaultPolicy, controller: Bool = false, bonds: String? = nil, script: [Step]? = nil,
+         sourceLocation: SourceLocation = #_sourceLocation) {
         var config = testConfig(policy: policy)
         config.controller.enabled = controller
-        let store = bonds.map { try! BondStore.parse(Array($0.utf8).span) } ?? BondStore()
+        var store = BondStore()
+        if let bonds {
+            do {
+                store = try BondStore.parse(Array(bonds.utf8).span)
+            } catch {
+                Issue.record("CoreRig: the bond file does not parse: \(error)", sourceLocation: sourceLocation)
+            }
+        }
         core = WearableCore(config: config, bonds: store)
         core.start(now: now)
         settle()
         core.linkUp(now: now)
         settle()
-        for step in script ?? Script.bringUp {
+        var broken = false
+        for (i, step) in (script ?? Script.bringUp).enumerated() {
             switch step {
             case .firmware(let expected):
-                precondition(sent.first == expected, "bring-up: expected \(expected), got \(sent.first ?? "nothing")")
+                guard sent.first == expected else {
+                    Issue.record("CoreRig bring-up step \(i): expected the firmware to send \(expected), got \(sent.first ?? "nothing")",
+                                 sourceLocation: sourceLocation)
+                    broken = true
+                    break
+                }
                 sent.removeFirst()
             case .phone(let text):
                 phone(text)
             }
+            if broken { break }
         }
-        precondition(script != nil || core.phone.state == .live)
+        if script == nil && !broken {
+            #expect(core.phone.state == .live, "CoreRig: the scripted bring-up must leave the link live", sourceLocation: sourceLocation)
+        }
         events.removeAll()
     }
 

@@ -48,7 +48,7 @@ from bumble.transport.common import AsyncPipeSink
 log = logging.getLogger("phone")
 
 # ----------------------------------------------------------------------------
-# ANCS constants (shared/docs/ancs.md)
+# ANCS constants (docs/ancs.md)
 ANCS_SERVICE = "7905F431-B5CE-4E99-A40F-4B1E122D00D0"
 ANCS_NS = "9FBF120D-6301-42D9-8C58-25E699A21DBD"
 ANCS_CP = "69D1D8F3-45E1-49A8-9821-9BBDFDAAD9D9"
