@@ -11,6 +11,7 @@ import ANCS
 import Bounded
 import Config
 import Firmware
+import Mgmt
 import PlatformLinux
 
 public struct Reporter: ~Copyable, EventSink {
@@ -233,8 +234,11 @@ public struct Reporter: ~Copyable, EventSink {
                     $0.append(text: "Hold both buttons to open pairing mode and pair it again.")
                 }
             }
-        case .connected(let bonded):
-            logLine(.info) { $0.append(text: bonded ? "bonded phone connected" : "new phone connected (pairing mode)") }
+        case .connected(let bonded, let address):
+            logLine(.info) {
+                $0.append(text: bonded ? "bonded phone connected: " : "new phone connected (pairing mode): ")
+                Self.appendAddress(address, to: &$0)
+            }
         case .reconnected(let afterMs):
             if hasEvents {
                 begin("reconnected", now: now)
@@ -245,6 +249,22 @@ public struct Reporter: ~Copyable, EventSink {
         case .disconnected(let reason):
             logLine(.info) { $0.append(text: "phone disconnected (HCI reason "); $0.append(decimal: Int(reason)); $0.append(text: ")") }
         case .dropped(let reason): drop("mgmt", reason, now: now)
+        }
+    }
+
+    /// "E1:A5:00:00:00:01 (random)": most significant byte first, as people
+    /// and btmon write it, and the kernel's address type.
+    static func appendAddress(_ address: DeviceAddress, to out: inout ByteBuffer) {
+        for i in stride(from: 5, through: 0, by: -1) {
+            out.append(hexByte: address.address.wire[i])
+            if i > 0 { out.append(UInt8(ascii: ":")) }
+        }
+        if address.type == .lePublic {
+            out.append(text: " (public)")
+        } else if address.type == .leRandom {
+            out.append(text: " (random)")
+        } else {
+            out.append(text: " (br/edr)")
         }
     }
 

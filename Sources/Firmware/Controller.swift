@@ -64,7 +64,10 @@ public enum ControllerEvent: Equatable, Sendable {
     case consent(granted: Bool, reason: Name)
     case bondStored
     case bondIgnored(reason: Name)
-    case connected(bonded: Bool)
+    /// A phone connected, with the address the kernel names it by: its
+    /// identity address once its resolvable private address resolved with
+    /// a stored IRK, else the address it connected from.
+    case connected(bonded: Bool, address: DeviceAddress)
     /// A bonded phone is back; how long it was gone.
     case reconnected(afterMs: Int64)
     case refusedUnbonded
@@ -216,7 +219,7 @@ public struct Controller: ~Copyable {
             send(.disconnect(address))
             return
         }
-        emit(.connected(bonded: bonded))
+        emit(.connected(bonded: bonded, address: address))
         if bonded, let gone = disconnectedAt {
             emit(.reconnected(afterMs: now.ms(since: gone)))
         }

@@ -234,7 +234,7 @@ public struct WearableCore: ~Copyable {
     public mutating func linkUp(now: Instant) {
         // Outside pairing mode a phone without a bond is turned away, so a
         // link that stays is to a bonded phone (the controller confirms it
-        // with `connected(bonded:)`). Without a controller (the UNIX link:
+        // with `connected(bonded:address:)`). Without a controller (the UNIX link:
         // no SMP, no bonds of ours) a phone whose link was encrypted before
         // counts as bonded, as the simulated phone keeps its bond.
         let bonded = controller.config.enabled
@@ -291,7 +291,7 @@ public struct WearableCore: ~Copyable {
                 }
             case .consent, .controllerGone:
                 if !controller.isPairingMode { player.stop(owner: Owner.pairing, now: now) }
-            case .connected(bonded: true):
+            case .connected(bonded: true, _):
                 phone.peerBonded(now: now)
             default:
                 break

@@ -12,13 +12,29 @@
 //   refused in our data when the matching instance flag asks the kernel to
 //   add them, and each such flag takes room from the 31 bytes.
 //
-// The ANCS payload lets the kernel write Flags (Discoverable: LE General
-// Discoverable, plus BR/EDR Not Supported because BR/EDR is off: 0x06). With
-// no flag bits and BR/EDR off, the kernel still prepends a Flags structure of
-// its own (BR/EDR Not Supported) unless our data already has one, without
-// reserving room for it (a full block overran its buffer until a 2026 fix);
-// the managed path reserves the room properly. The name goes to the scan response, complete when it fits,
-// else shortened (a prefix cut at a character boundary).
+// The ANCS payload (Apple's Accessory Design Guidelines ask for Flags, TX
+// Power Level, the local name and the services in the advertisement):
+//   advertising data  Flags 0x06 (kernel: Discoverable, BR/EDR off)     3
+//                     our bytes: ANCS in the 128-bit solicitation list 18
+//                                + the name, if any of it fits        0-7
+//                     TX Power Level (kernel, instance flag 0x10)       3
+//   scan response     the complete name (shortened past 29 bytes)
+// TX Power comes from the kernel because only it knows the value: the power
+// the controller selected for the advertising set (LE Set Extended
+// Advertising Parameters) or, on a legacy controller, LE Read Advertising
+// Physical Channel Tx Power. It costs 3 of the 31 bytes, which leaves 7 for
+// a name structure: a 5-byte name in full (Complete Local Name), a longer
+// one as its longest prefix of at most 5 bytes that ends on a character
+// boundary (Shortened Local Name; the Core Supplement allows only a prefix),
+// nothing if not even one character fits. The kernel refuses the flag
+// (Invalid Parameters) when the controller reported no advertising TX power;
+// ControllerSetup then adds the payload built with `txPower: false`, which
+// leaves 10 bytes for the name (8 of it).
+//
+// With no flag bits and BR/EDR off, the kernel still prepends a Flags
+// structure of its own (BR/EDR Not Supported) unless our data already has
+// one; kernels before a 2026 fix did so without reserving room for it (a
+// full block overran their buffer). The managed path reserves the room.
 
 import Bounded
 
@@ -135,18 +151,33 @@ public struct AdvertisingDataBuilder: Sendable {
 
     /// Complete Local Name when `name` fits, else Shortened Local Name: the
     /// longest prefix that fits and does not end inside a UTF-8 character.
-    /// An empty name writes nothing.
+    /// An empty name writes nothing; a name of which not one character fits
+    /// is an error.
     public mutating func appendLocalName(_ name: Span<UInt8>) throws(AdvertisingDataError) {
         guard !name.isEmpty else { return }
-        let room = freeCount - 2
-        if name.count <= room {
-            try append(type: ADType.completeLocalName, name)
-            return
+        guard appendLocalNameIfRoom(name) else {
+            throw .tooLong(byteCount: bytes.count + 2 + max(freeCount - 2, 0) + 1, maxBytes: maxByteCount)
         }
-        guard room > 0 else { throw .tooLong(byteCount: bytes.count + 3, maxBytes: maxByteCount) }
-        let cut = UTF8Boundary.lastCompleteEnd(name.extracting(0..<room))
-        guard cut > 0 else { throw .tooLong(byteCount: bytes.count + 2 + room + 1, maxBytes: maxByteCount) }
-        try append(type: ADType.shortenedLocalName, name.extracting(0..<cut))
+    }
+
+    /// As `appendLocalName`, but writes nothing (and returns false) when not
+    /// one character of the name fits or the name is empty.
+    @discardableResult
+    public mutating func appendLocalNameIfRoom(_ name: Span<UInt8>) -> Bool {
+        let room = freeCount - 2
+        guard !name.isEmpty, room > 0 else { return false }
+        do throws(AdvertisingDataError) {
+            if name.count <= room {
+                try append(type: ADType.completeLocalName, name)
+                return true
+            }
+            let cut = UTF8Boundary.lastCompleteEnd(name.extracting(0..<room))
+            guard cut > 0 else { return false }
+            try append(type: ADType.shortenedLocalName, name.extracting(0..<cut))
+            return true
+        } catch {
+            preconditionFailure("the name was cut to the free room")
+        }
     }
 }
 
@@ -168,15 +199,19 @@ public struct AdvertisingPayload: Equatable, Sendable {
     public var scanResponse: InlineBytes<31>
     public var flags: AdvertisingFlags
 
-    /// What an ANCS Notification Consumer advertises (docs/ancs.md, "Advertising
-    /// for ANCS"): Flags 0x06, the service in the 128-bit solicitation list,
-    /// connectable; the name in the scan response.
-    public static func solicitingService(_ service: UUID128, name: Span<UInt8>,
-                                         flagsPlacement: FlagsPlacement = .kernel) throws(AdvertisingDataError) -> AdvertisingPayload {
-        let flags: AdvertisingFlags = flagsPlacement == .kernel ? [.connectable, .discoverable] : [.connectable]
+    /// What an ANCS Notification Consumer advertises (file comment; docs/ancs.md): Flags
+    /// 0x06 and, with `txPower`, TX Power Level from the kernel; the service
+    /// in the 128-bit solicitation list and as much of the name as fits in
+    /// the advertising data; connectable; the complete name in the scan
+    /// response.
+    public static func solicitingService(_ service: UUID128, name: Span<UInt8>, flagsPlacement: FlagsPlacement = .kernel,
+                                         txPower: Bool = true) throws(AdvertisingDataError) -> AdvertisingPayload {
+        var flags: AdvertisingFlags = flagsPlacement == .kernel ? [.connectable, .discoverable] : [.connectable]
+        if txPower { flags.insert(.txPower) }
         var data = AdvertisingDataBuilder(maxByteCount: AdvertisingDataRules.maxByteCount(flags: flags, isScanResponse: false))
         if flagsPlacement == .advertisingData { try data.appendFlags([.leGeneralDiscoverable, .bredrNotSupported]) }
         try data.appendServiceSolicitation(service)
+        data.appendLocalNameIfRoom(name)
         var response = AdvertisingDataBuilder(maxByteCount: AdvertisingDataRules.maxByteCount(flags: flags, isScanResponse: true))
         try response.appendLocalName(name)
         return AdvertisingPayload(advertisingData: data.bytes, scanResponse: response.bytes, flags: flags)

@@ -129,6 +129,11 @@ public enum MgmtCommand: Equatable, Sendable {
     /// Set Default System Configuration with the LE advertising minimum and
     /// maximum interval parameters (0x000A, 0x000B).
     case setDefaultAdvertisingInterval(AdvertisingInterval)
+    /// Set Default System Configuration with the LE connection parameters
+    /// (0x0017 min interval, 0x0018 max, 0x0019 latency, 0x001A supervision
+    /// timeout): what the kernel asks an incoming connection for when the
+    /// phone's interval is outside [min, max] (ConnectionParameters.swift).
+    case setDefaultConnectionParameters(ConnectionParameters)
 
     public var opcode: MgmtOpcode {
         switch self {
@@ -148,7 +153,7 @@ public enum MgmtCommand: Equatable, Sendable {
         case .userConfirmationNegativeReply: .userConfirmationNegativeReply
         case .addAdvertising: .addAdvertising
         case .removeAdvertising: .removeAdvertising
-        case .setDefaultAdvertisingInterval: .setDefaultSystemConfiguration
+        case .setDefaultAdvertisingInterval, .setDefaultConnectionParameters: .setDefaultSystemConfiguration
         }
     }
 
@@ -163,6 +168,7 @@ public enum MgmtCommand: Equatable, Sendable {
         case .unpairDevice: DeviceAddress.byteCount + 1
         case .addAdvertising(let a): 11 + a.advertisingData.count + a.scanResponse.count
         case .setDefaultAdvertisingInterval: 2 * (2 + 1 + 2)
+        case .setDefaultConnectionParameters: 4 * (2 + 1 + 2)
         }
     }
 
@@ -216,12 +222,13 @@ public enum MgmtCommand: Equatable, Sendable {
         case .removeAdvertising(let instance):
             out.append(instance)
         case .setDefaultAdvertisingInterval(let interval):
-            out.appendLE16(DefaultSystemParameter.leAdvertisingMinInterval)
-            out.append(2)
-            out.appendLE16(interval.minSlots)
-            out.appendLE16(DefaultSystemParameter.leAdvertisingMaxInterval)
-            out.append(2)
-            out.appendLE16(interval.maxSlots)
+            out.appendParameter(DefaultSystemParameter.leAdvertisingMinInterval, interval.minSlots)
+            out.appendParameter(DefaultSystemParameter.leAdvertisingMaxInterval, interval.maxSlots)
+        case .setDefaultConnectionParameters(let p):
+            out.appendParameter(DefaultSystemParameter.leMinConnectionInterval, p.minIntervalUnits)
+            out.appendParameter(DefaultSystemParameter.leMaxConnectionInterval, p.maxIntervalUnits)
+            out.appendParameter(DefaultSystemParameter.leConnectionLatency, p.latencyEvents)
+            out.appendParameter(DefaultSystemParameter.leSupervisionTimeout, p.supervisionTimeoutUnits)
         }
     }
 }
@@ -230,6 +237,19 @@ public enum MgmtCommand: Equatable, Sendable {
 enum DefaultSystemParameter {
     static let leAdvertisingMinInterval: UInt16 = 0x000A
     static let leAdvertisingMaxInterval: UInt16 = 0x000B
+    static let leMinConnectionInterval: UInt16 = 0x0017
+    static let leMaxConnectionInterval: UInt16 = 0x0018
+    static let leConnectionLatency: UInt16 = 0x0019
+    static let leSupervisionTimeout: UInt16 = 0x001A
+}
+
+extension ByteBuffer {
+    /// One Set Default System Configuration TLV with a 2-byte value.
+    mutating func appendParameter(_ type: UInt16, _ value: UInt16) {
+        appendLE16(type)
+        append(2)
+        appendLE16(value)
+    }
 }
 
 /// Writes packet headers after checking the whole packet fits.

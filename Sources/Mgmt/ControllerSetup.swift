@@ -22,14 +22,25 @@
 //   Load Identity Resolving Keys always, even empty: it switches on address
 //                                resolution and SMP's request for the IRK
 //   Set Connectable on
+//   Set Default System Config.   connection parameters (ConnectionParameters
+//                                .swift): before power-on, so that even a
+//                                phone connecting the moment advertising
+//                                starts gets them. The kernel accepts them
+//                                while powered too, but copies them into a
+//                                connection only when it is made.
 //   Set Powered on
 //   Set Default System Config.   advertising interval (fast), see below
-//   Add Advertising              connectable + discoverable instance
+//   Add Advertising              connectable + discoverable instance, with
+//                                the kernel's TX Power Level; a kernel that
+//                                refuses that flag (Invalid Parameters: its
+//                                controller reported no advertising TX
+//                                power) gets the instance again without it
 // A step needing no change (already off, already on) is skipped. Any failure
 // status ends the sequence with `failed(step, ...)`, except: Invalid Index
-// means the controller is gone (wait for Index Added), and the interval step
-// may fail on kernels without Set Default System Configuration (before 5.8):
-// advertising then keeps the kernel's default interval (1.28 s).
+// means the controller is gone (wait for Index Added), and the two Set
+// Default System Configuration steps may fail on kernels without it (before
+// 5.8): the kernel's default connection parameters and advertising interval
+// (1.28 s) then stay.
 //
 // Index Removed puts the sequencer in `waitingForController`; Index Added for
 // our index starts it again from the top (the kernel forgets settings and
@@ -79,9 +90,14 @@ public struct SetupConfig: Equatable, Sendable {
     public var name: LocalName
     public var ioCapability: IOCapability = .noInputNoOutput
     public var advertisingInstance: UInt8 = 1
+    /// With the kernel's TX Power Level (see `AdvertisingPayload`).
     public var advertising: AdvertisingPayload
+    /// The same without TX Power, for a kernel that refuses that flag.
+    public var advertisingWithoutTxPower: AdvertisingPayload
     /// nil: leave the kernel's default advertising interval alone.
     public var cadence: AdvertisingCadence? = AdvertisingCadence()
+    /// nil: leave the kernel's default connection parameters alone.
+    public var connectionParameters: ConnectionParameters? = .wearable
 
     /// Advertises `service` in the solicitation list, the name in the scan
     /// response (see `AdvertisingPayload.solicitingService`).
@@ -89,6 +105,8 @@ public struct SetupConfig: Equatable, Sendable {
         self.index = index
         self.name = name
         advertising = try AdvertisingPayload.solicitingService(solicitedService, name: name.name.span)
+        advertisingWithoutTxPower = try AdvertisingPayload.solicitingService(solicitedService, name: name.name.span,
+                                                                             txPower: false)
     }
 }
 
@@ -105,6 +123,7 @@ public enum SetupStep: UInt8, CaseIterable, Sendable {
     case loadLongTermKeys
     case loadIdentityResolvingKeys
     case enableConnectable
+    case setConnectionParameters
     case powerOn
     case setAdvertisingInterval
     case addAdvertising
@@ -123,7 +142,7 @@ public enum SetupStep: UInt8, CaseIterable, Sendable {
         case .loadLongTermKeys: .loadLongTermKeys
         case .loadIdentityResolvingKeys: .loadIdentityResolvingKeys
         case .enableConnectable: .setConnectable
-        case .setAdvertisingInterval: .setDefaultSystemConfiguration
+        case .setConnectionParameters, .setAdvertisingInterval: .setDefaultSystemConfiguration
         case .addAdvertising: .addAdvertising
         }
     }
@@ -142,6 +161,7 @@ public enum SetupStep: UInt8, CaseIterable, Sendable {
         case .loadLongTermKeys: "load-long-term-keys"
         case .loadIdentityResolvingKeys: "load-identity-resolving-keys"
         case .enableConnectable: "enable-connectable"
+        case .setConnectionParameters: "set-connection-parameters"
         case .powerOn: "power-on"
         case .setAdvertisingInterval: "set-advertising-interval"
         case .addAdvertising: "add-advertising"
@@ -189,6 +209,10 @@ public struct ControllerSetup: ~Copyable {
     public private(set) var currentSettings = ControllerSettings()
     /// False once the kernel refused Set Default System Configuration.
     public private(set) var controlsAdvertisingInterval: Bool
+    /// The kernel took our connection parameters (false: not sent, or refused).
+    public private(set) var statesConnectionParameters = false
+    /// False once the kernel refused Add Advertising with TX Power.
+    public private(set) var advertisesTxPower = true
     /// The interval the running advertising instance was added with (nil:
     /// not advertising, or the kernel's default).
     public private(set) var advertisingSpeed: AdvertisingSpeed? = nil
@@ -219,6 +243,8 @@ public struct ControllerSetup: ~Copyable {
         controllerInformation = nil
         currentSettings = ControllerSettings()
         controlsAdvertisingInterval = config.cadence != nil
+        statesConnectionParameters = false
+        advertisesTxPower = true
         advertisingSpeed = nil
         speedBeingApplied = .fast
         fastUntil = nil
@@ -244,13 +270,17 @@ public struct ControllerSetup: ~Copyable {
         case .loadLongTermKeys: try bonds.encodeLoadLongTermKeys(index: index, into: &out)
         case .loadIdentityResolvingKeys: try bonds.encodeLoadIdentityResolvingKeys(index: index, into: &out)
         case .enableConnectable: try MgmtCommand.setConnectable(true).encode(index: index, into: &out)
+        case .setConnectionParameters:
+            guard let parameters = config.connectionParameters else { preconditionFailure("parameter step without parameters") }
+            try MgmtCommand.setDefaultConnectionParameters(parameters).encode(index: index, into: &out)
         case .powerOn: try MgmtCommand.setPowered(true).encode(index: index, into: &out)
         case .setAdvertisingInterval:
             guard let cadence = config.cadence else { preconditionFailure("interval step without a cadence") }
             let interval = speedBeingApplied == .fast ? cadence.fast : cadence.slow
             try MgmtCommand.setDefaultAdvertisingInterval(interval).encode(index: index, into: &out)
         case .addAdvertising:
-            try MgmtCommand.addAdvertising(config.advertising.instance(config.advertisingInstance)).encode(index: index, into: &out)
+            let payload = advertisesTxPower ? config.advertising : config.advertisingWithoutTxPower
+            try MgmtCommand.addAdvertising(payload.instance(config.advertisingInstance)).encode(index: index, into: &out)
         }
         phase = .awaiting(step)
         return step
@@ -319,6 +349,7 @@ public struct ControllerSetup: ~Copyable {
                 return
             }
         }
+        if step == .setConnectionParameters { statesConnectionParameters = true }
         if step == .addAdvertising {
             let initial = !isConfigured
             isConfigured = true
@@ -335,6 +366,12 @@ public struct ControllerSetup: ~Copyable {
         if result == .invalidIndex {
             restart()
             phase = .waitingForController
+        } else if step == .setConnectionParameters {
+            statesConnectionParameters = false
+            advance(after: step)
+        } else if step == .addAdvertising && result == .invalidParameters && advertisesTxPower {
+            advertisesTxPower = false
+            phase = .sending(.addAdvertising)
         } else if step == .setAdvertisingInterval {
             controlsAdvertisingInterval = false
             advertisingSpeed = nil
@@ -358,6 +395,7 @@ public struct ControllerSetup: ~Copyable {
         case .powerOff: !currentSettings.contains(.powered)
         case .disableAdvertisingSetting: !currentSettings.contains(.advertising)
         case .disableBREDR: !currentSettings.contains(.bredr)
+        case .setConnectionParameters: config.connectionParameters == nil
         case .setAdvertisingInterval: !controlsAdvertisingInterval
         default: false
         }

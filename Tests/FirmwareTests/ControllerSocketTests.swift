@@ -72,14 +72,16 @@ struct ControllerSocketTests {
             }
             runner.step(waitingAtMostMs: 10)
         }
-        #expect(opcodes == [0x0004, 0x000D, 0x002D, 0x0009, 0x0018, 0x000F, 0x0013, 0x0030, 0x0007, 0x0005, 0x004C, 0x003E])
+        #expect(opcodes == [0x0004, 0x000D, 0x002D, 0x0009, 0x0018, 0x000F, 0x0013, 0x0030, 0x0007, 0x004C, 0x0005, 0x004C, 0x003E])
         #expect(runner.sink.events.contains(.controller(.advertising)))
         #expect(runner.sink.events.contains(.controller(.pairingMode(on: true, reason: "no-bond"))))
-        // Add Advertising: instance 1, connectable + discoverable; the ANCS
-        // UUID in the solicitation list; the name in the scan response.
-        try #require(addAdvertising.count >= 35, "Add Advertising was sent")
-        #expect(toHex(Array(addAdvertising.prefix(6))) == "3E 00 00 00 28 00")
+        // Add Advertising: instance 1, connectable + discoverable + TX power;
+        // the ANCS UUID in the solicitation list and the shortened name; the
+        // complete name in the scan response.
+        try #require(addAdvertising.count >= 42, "Add Advertising was sent")
+        #expect(toHex(Array(addAdvertising.prefix(11))) == "3E 00 00 00 2F 00 01 13 00 00 00")
         #expect(toHex(Array(addAdvertising[17..<35])) == "11 15 D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79")
+        #expect(toHex(Array(addAdvertising[35..<42])) == "06 08 57 72 69 73 74")
         #expect(String(decoding: addAdvertising.suffix(9), as: UTF8.self) == "Wristlink")
     }
 }

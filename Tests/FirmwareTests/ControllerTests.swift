@@ -6,6 +6,7 @@ import TestSupport
 
 /// The phone: LE random static address C1:22:33:44:55:66 (wire order, type 2).
 let phoneAddress = "66 55 44 33 22 C1 02"
+let phone = DeviceAddress(BDAddress(0xC1, 0x22, 0x33, 0x44, 0x55, 0x66), .leRandom)
 let bondFile = "wristlink-bonds 1\nltk c12233445566 02 02 00 10 0000 0000000000000000 00112233445566778899aabbccddeeff\n"
 
 func mgmtEvent(_ code: UInt16, _ params: String) -> [UInt8] {
@@ -211,6 +212,41 @@ struct ControllerTests {
         #expect(rig.events() == [.bondStored])
     }
 
+    @Test("a phone pairing from a resolvable private address is bonded under its identity; after a restart the identity in Device Connected is the bonded phone")
+    func pairsFromResolvablePrivateAddress() {
+        // 5A:11:22:33:44:55: random, top bits 01, a resolvable private address.
+        let rpa1 = "55 44 33 22 11 5A 02"
+        let rpa1Address = DeviceAddress(BDAddress(0x5A, 0x11, 0x22, 0x33, 0x44, 0x55), .leRandom)
+        var rig = ControllerRig()
+        _ = rig.events()
+        rig.feed(mgmtEvent(0x000B, rpa1 + " 00 00 00 00  00 00"))
+        #expect(rig.events() == [.connected(bonded: false, address: rpa1Address)])
+        rig.feed(mgmtEvent(0x000F, rpa1 + " 01  5A 6E 0B 00"))
+        rig.controller.consent(granted: true, now: rig.now)
+        #expect(rig.sent() == ["1C 00 00 00 07 00 " + rpa1])
+        // SMP's key distribution: the IRK with the RPA it resolves and the
+        // identity, then the LTK, which the kernel files under the identity.
+        rig.feed(mgmtEvent(0x0018, "01 55 44 33 22 11 5A " + phoneAddress + " 0F 0E 0D 0C 0B 0A 09 08 07 06 05 04 03 02 01 00"))
+        rig.feed(newLongTermKey)
+        #expect(rig.events().filter { $0 == .bondStored }.count == 2)
+        var out = ByteBuffer(capacity: 4096)
+        #expect(rig.controller.serializeBonds(into: &out) == true)
+        let text = String(decoding: out.toArray(), as: UTF8.self)
+        #expect(text == bondFile + "irk c12233445566 02 0f0e0d0c0b0a09080706050403020100\n")
+        #expect(!text.contains("5a1122334455"), "the private address is not kept")
+
+        var restarted = ControllerRig(bonds: text)
+        _ = restarted.events()
+        #expect(restarted.controller.bonds[0].identityResolvingKey != nil)
+        // The kernel resolved the new private address with the loaded IRK.
+        restarted.feed(deviceConnected)
+        #expect(restarted.sent() == [], "the bonded phone stays connected")
+        #expect(restarted.events() == [.connected(bonded: true, address: phone)])
+        // A private address the kernel could not resolve is a stranger.
+        restarted.feed(mgmtEvent(0x000B, "66 77 88 99 AA 4B 02  00 00 00 00  00 00"))
+        #expect(restarted.sent() == ["14 00 00 00 07 00 66 77 88 99 AA 4B 02"])
+    }
+
     @Test("outside pairing mode a phone without a bond is disconnected as soon as it connects")
     func unbondedDisconnected() {
         var rig = ControllerRig(bonds: "wristlink-bonds 1\nltk c1aaaaaaaaaa 02 02 00 10 0000 0000000000000000 00112233445566778899aabbccddeeff\n")
@@ -237,7 +273,7 @@ struct ControllerTests {
         rig.feed(deviceConnected)
         #expect(rig.sent() == [])
         let events = rig.events()
-        #expect(events.contains(.connected(bonded: true)))
+        #expect(events.contains(.connected(bonded: true, address: phone)))
         #expect(events.contains(.reconnected(afterMs: 2_500)))
     }
 

@@ -5,19 +5,71 @@ import TestSupport
 
 @Suite("Advertising data: AD structures and the 31-byte limit")
 struct AdvertisingDataTests {
-    @Test("the ANCS payload: the kernel writes Flags, the solicitation list is ours, the name is in the scan response")
+    /// What goes on the air: the kernel's Flags, our data, the kernel's TX Power.
+    static func airByteCount(_ payload: AdvertisingPayload) -> Int {
+        3 + payload.advertisingData.count + (payload.flags.contains(.txPower) ? 3 : 0)
+    }
+
+    @Test("the ANCS payload: kernel Flags and TX Power, the solicitation and the 5-byte shortened name ours, the complete name in the scan response")
     func ancsPayload() throws {
         let payload = try AdvertisingPayload.solicitingService(ancsService, name: ascii("Wristlink").span)
-        #expect(payload.flags == [.connectable, .discoverable])
-        #expect(payload.advertisingData.bytes == hex("11 15" + ancsWire))
+        #expect(payload.flags == [.connectable, .discoverable, .txPower])
+        #expect(payload.flags.rawValue == 0x13)
+        #expect(payload.advertisingData.bytes == hex("11 15" + ancsWire + "06 08") + ascii("Wrist"))
+        #expect(Self.airByteCount(payload) == 31)
         #expect(payload.scanResponse.bytes == hex("0A 09") + ascii("Wristlink"))
+        #expect(throws: Never.self) { try MgmtCommand.addAdvertising(payload.instance(1)).validate() }
+    }
+
+    @Test("a name of exactly the 5 bytes left goes complete (0x09) into the advertisement, filling 31 bytes on air")
+    func nameOfLeftoverRoom() throws {
+        let payload = try AdvertisingPayload.solicitingService(ancsService, name: ascii("Watch").span)
+        #expect(payload.advertisingData.bytes == hex("11 15" + ancsWire + "06 09") + ascii("Watch"))
+        #expect(Self.airByteCount(payload) == 31)
+        #expect(payload.scanResponse.bytes == hex("06 09") + ascii("Watch"))
+        let six = try AdvertisingPayload.solicitingService(ancsService, name: ascii("Watch2").span)
+        #expect(six.advertisingData.bytes == hex("11 15" + ancsWire + "06 08") + ascii("Watch"))
+    }
+
+    @Test("the shortened name in the advertisement ends on a character boundary")
+    func advertisedNameAtCharacterBoundary() throws {
+        // "Wrisé": 4 ASCII bytes and a 2-byte é; 5 bytes fit, the cut drops é whole.
+        let payload = try AdvertisingPayload.solicitingService(ancsService, name: Array("Wrisé".utf8).span)
+        #expect(payload.advertisingData.bytes == hex("11 15" + ancsWire + "05 08") + ascii("Wris"))
+        #expect(payload.scanResponse.bytes == hex("07 09") + Array("Wrisé".utf8))
+        // "Wriéé": the first 5 bytes end after the first é.
+        let two = try AdvertisingPayload.solicitingService(ancsService, name: Array("Wriéé".utf8).span)
+        #expect(two.advertisingData.bytes == hex("11 15" + ancsWire + "06 08") + Array("Wrié".utf8))
+    }
+
+    @Test("without TX Power (a kernel that refuses the flag) 8 bytes of the name fit")
+    func withoutTxPower() throws {
+        let payload = try AdvertisingPayload.solicitingService(ancsService, name: ascii("Wristlink").span, txPower: false)
+        #expect(payload.flags == [.connectable, .discoverable])
+        #expect(payload.advertisingData.bytes == hex("11 15" + ancsWire + "09 08") + ascii("Wristlin"))
+        #expect(Self.airByteCount(payload) == 31)
+        #expect(payload.scanResponse.bytes == hex("0A 09") + ascii("Wristlink"))
+    }
+
+    @Test("any name from 0 to 40 bytes keeps both blocks within 31 bytes and passes the kernel's checks")
+    func everyNameLengthFits() throws {
+        for n in 0...40 {
+            for txPower in [true, false] {
+                let payload = try AdvertisingPayload.solicitingService(ancsService, name: ascii(String(repeating: "n", count: n)).span,
+                                                                       txPower: txPower)
+                #expect(Self.airByteCount(payload) <= 31, "name of \(n) bytes")
+                #expect(payload.scanResponse.count <= 31)
+                #expect(throws: Never.self) { try MgmtCommand.addAdvertising(payload.instance(1)).validate() }
+            }
+        }
     }
 
     @Test("with Flags placed in our own data: 02 01 06 first, and no discoverable bit for the kernel")
     func flagsInData() throws {
-        let payload = try AdvertisingPayload.solicitingService(ancsService, name: ascii("W").span, flagsPlacement: .advertisingData)
+        let payload = try AdvertisingPayload.solicitingService(ancsService, name: ascii("W").span, flagsPlacement: .advertisingData,
+                                                               txPower: false)
         #expect(payload.flags == [.connectable])
-        #expect(payload.advertisingData.bytes == hex("02 01 06  11 15" + ancsWire))
+        #expect(payload.advertisingData.bytes == hex("02 01 06  11 15" + ancsWire + "02 09 57"))
         #expect(payload.scanResponse.bytes == hex("02 09 57"))
         #expect(throws: Never.self) { try MgmtCommand.addAdvertising(payload.instance(1)).validate() }
     }
@@ -44,9 +96,26 @@ struct AdvertisingDataTests {
         #expect(payload.scanResponse.bytes == hex("1D 08") + ascii(String(repeating: "a", count: 28)))
     }
 
+    @Test("a name of which not one character fits is left out of the advertisement (and an error in the scan response)")
+    func nameLeftOut() throws {
+        var builder = AdvertisingDataBuilder(maxByteCount: 22)
+        try builder.appendServiceSolicitation(ancsService)
+        #expect(builder.freeCount == 4)
+        // 2 bytes of room for the name: a 3-byte character does not fit.
+        #expect(builder.appendLocalNameIfRoom(Array("€uro".utf8).span) == false)
+        #expect(builder.bytes.count == 18)
+        #expect(builder.appendLocalNameIfRoom(ascii("Wristlink").span) == true)
+        #expect(builder.bytes.bytes == hex("11 15" + ancsWire + "03 08 57 72"))
+        var full = AdvertisingDataBuilder(maxByteCount: 19)
+        try full.appendServiceSolicitation(ancsService)
+        #expect(full.appendLocalNameIfRoom(ascii("W").span) == false)
+        #expect(throws: AdvertisingDataError.tooLong(byteCount: 21, maxBytes: 19)) { try full.appendLocalName(ascii("W").span) }
+    }
+
     @Test("an empty name writes no name structure")
     func emptyName() throws {
         let payload = try AdvertisingPayload.solicitingService(ancsService, name: Span())
+        #expect(payload.advertisingData.bytes == hex("11 15" + ancsWire))
         #expect(payload.scanResponse.isEmpty)
     }
 

@@ -92,7 +92,7 @@ struct AllocationTests {
             event(0x0001, hex("0D 00 00" + settings)), event(0x0001, hex("2D 00 00" + settings)),
             event(0x0001, hex("09 00 00" + settings)), event(0x0001, hex("18 00 00")),
             event(0x0001, hex("0F 00 00")), event(0x0001, hex("13 00 00")), event(0x0001, hex("30 00 00")),
-            event(0x0001, hex("07 00 00" + settings)), event(0x0001, hex("05 00 00" + settings)),
+            event(0x0001, hex("07 00 00" + settings)), event(0x0001, hex("4C 00 00")), event(0x0001, hex("05 00 00" + settings)),
             event(0x0001, hex("4C 00 00")), event(0x0001, hex("3E 00 00 01")),
         ]
         let bonds = BondStore()

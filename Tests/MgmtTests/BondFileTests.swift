@@ -36,6 +36,36 @@ struct BondFileTests {
         #expect(out.count == store.serializedByteCount)
     }
 
+    @Test("keys from a pairing over a resolvable private address are filed under the identity address and its type")
+    func identityFromResolvablePrivateAddress() throws {
+        // New IRK: store hint, RPA 5A:11:22:33:44:55, identity C0:FF:EE:12:34:56 (static random, type 2), key.
+        let newIRK = try decode(hex("18 00 00 00 1E 00  01  55 44 33 22 11 5A" + phoneStaticWire + "0F 0E 0D 0C 0B 0A 09 08 07 06 05 04 03 02 01 00"))
+        let newLTK = try decode(hex("0A 00 00 00 25 00  01" + phoneStaticWire + "03 00 10  00 00  00 00 00 00 00 00 00 00  00 11 22 33 44 55 66 77 88 99 AA BB CC DD EE FF"))
+        var store = BondStore()
+        guard case .newIdentityResolvingKey(let irkEvent) = newIRK.event, case .newLongTermKey(let ltkEvent) = newLTK.event else {
+            Issue.record("not key events: \(newIRK.event), \(newLTK.event)")
+            return
+        }
+        #expect(irkEvent.randomAddress == BDAddress(0x5A, 0x11, 0x22, 0x33, 0x44, 0x55))
+        #expect(store.apply(irkEvent) == .stored)
+        #expect(store.apply(ltkEvent) == .stored)
+        #expect(store.count == 1)
+        #expect(store[0].address == phoneStatic)
+        var out = ByteBuffer(capacity: BondStore.maxSerializedByteCount)
+        store.serialize(into: &out)
+        #expect(String(decoding: out.toArray(), as: UTF8.self) == """
+            wristlink-bonds 1
+            ltk c0ffee123456 02 03 00 10 0000 0000000000000000 00112233445566778899aabbccddeeff
+            irk c0ffee123456 02 0f0e0d0c0b0a09080706050403020100
+
+            """)
+        // The private address itself never becomes a bond.
+        var other = BondStore()
+        let keyForRPA = NewIdentityResolvingKey(storeHint: true, randomAddress: .any,
+                                                identity: DeviceAddress(BDAddress(0x5A, 0x11, 0x22, 0x33, 0x44, 0x55), .leRandom), key: irkValue)
+        #expect(other.apply(keyForRPA) == .ignored(.notIdentity))
+    }
+
     @Test("parse then serialize gives the same bonds and the same bytes")
     func roundTrip() throws {
         let store = try parse(Self.text)

@@ -69,14 +69,14 @@ struct CommandTests {
     func addAdvertising() throws {
         let payload = try AdvertisingPayload.solicitingService(ancsService, name: ascii("Wristlink").span)
         let command = MgmtCommand.addAdvertising(payload.instance(1))
-        let expected = hex("3E 00 00 00 28 00") + hex("01  03 00 00 00  00 00  00 00  12  0B")
-            + hex("11 15" + ancsWire) + hex("0A 09") + ascii("Wristlink")
+        let expected = hex("3E 00 00 00 2F 00") + hex("01  13 00 00 00  00 00  00 00  19  0B")
+            + hex("11 15" + ancsWire + "06 08") + ascii("Wrist") + hex("0A 09") + ascii("Wristlink")
         #expect(try encode(command) == expected)
 
         var timed = payload.instance(7)
         timed.durationS = 0x0102
         timed.timeoutS = 30
-        #expect(Array(try encode(.addAdvertising(timed)).prefix(17)) == hex("3E 00 00 00 28 00  07  03 00 00 00  02 01  1E 00  12 0B"))
+        #expect(Array(try encode(.addAdvertising(timed)).prefix(17)) == hex("3E 00 00 00 2F 00  07  13 00 00 00  02 01  1E 00  19 0B"))
     }
 
     @Test("Remove Advertising 0x003F; instance 0 removes all, 255 is reserved")

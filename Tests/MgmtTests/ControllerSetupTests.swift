@@ -17,6 +17,10 @@ final class Rig {
         setup = ControllerSetup(config: config)
     }
 
+    init(setup: consuming ControllerSetup) {
+        self.setup = setup
+    }
+
     /// The next command, as its step and bytes; nil when none is due.
     func next() throws -> (SetupStep, [UInt8])? {
         guard let step = try setup.nextCommand(bonds: bonds, into: &out) else { return nil }
@@ -43,7 +47,8 @@ final class Rig {
             let opcode = step.opcode.rawValue
             switch step {
             case .readControllerInformation: try feed(event(0x0001, [0x04, 0x00, 0x00] + info))
-            case .setIOCapability, .loadLongTermKeys, .loadIdentityResolvingKeys, .setAdvertisingInterval: try complete(opcode)
+            case .setIOCapability, .loadLongTermKeys, .loadIdentityResolvingKeys, .setConnectionParameters, .setAdvertisingInterval:
+                try complete(opcode)
             case .addAdvertising: try complete(opcode, "01")
             default: try complete(opcode, "00 00 00 00")
             }
@@ -57,7 +62,16 @@ func info(supported: String = "FF BE 01 00", current: String) -> [UInt8] {
     hex("56 34 12 EB 27 B8 09 0F 00" + supported + current + "00 00 00") + ascii("raspberrypi") + zeros(238) + zeros(11)
 }
 
-let addAdvertisingBytes = hex("3E 00 00 00 28 00  01  03 00 00 00  00 00  00 00  12 0B  11 15" + ancsWire + "0A 09") + ascii("Wristlink")
+/// Add Advertising, instance 1: flags 0x13 (connectable, discoverable, TX
+/// power), 25 bytes of data (the solicitation and "Wrist"), an 11-byte scan
+/// response (the complete name).
+let addAdvertisingBytes = hex("3E 00 00 00 2F 00  01  13 00 00 00  00 00  00 00  19 0B  11 15" + ancsWire + "06 08")
+    + ascii("Wrist") + hex("0A 09") + ascii("Wristlink")
+/// The same without TX power: flags 0x03, "Wristlin" in 28 bytes of data.
+let addAdvertisingWithoutTxPowerBytes = hex("3E 00 00 00 32 00  01  03 00 00 00  00 00  00 00  1C 0B  11 15" + ancsWire + "09 08")
+    + ascii("Wristlin") + hex("0A 09") + ascii("Wristlink")
+/// Set Default System Configuration with the wearable's connection parameters.
+let connectionParametersBytes = hex("4C 00 00 00 14 00  17 00 02 24 00  18 00 02 3C 00  19 00 02 00 00  1A 00 02 90 01")
 
 @Suite("Controller start-up sequence")
 struct ControllerSetupTests {
@@ -86,6 +100,7 @@ struct ControllerSetupTests {
             (.loadIdentityResolvingKeys, hex("30 00 00 00 19 00  01 00" + phoneStaticWire + "0F 0E 0D 0C 0B 0A 09 08 07 06 05 04 03 02 01 00"),
              hex("30 00 00")),
             (.enableConnectable, hex("07 00 00 00 01 00 01"), hex("07 00 00  12 0A 00 00")),
+            (.setConnectionParameters, connectionParametersBytes, hex("4C 00 00")),
             (.powerOn, hex("05 00 00 00 01 00 01"), hex("05 00 00  13 0A 00 00")),
             (.setAdvertisingInterval, hex("4C 00 00 00 0A 00  0A 00 02 20 00  0B 00 02 20 00"), hex("4C 00 00")),
             (.addAdvertising, addAdvertisingBytes, hex("3E 00 00  01")),
@@ -100,6 +115,8 @@ struct ControllerSetupTests {
         }
         #expect(rig.setup.status == .ready)
         #expect(rig.setup.currentSettings == [.powered, .connectable, .bondable, .lowEnergy, .secureConnections])
+        #expect(rig.setup.statesConnectionParameters == true)
+        #expect(rig.setup.advertisesTxPower == true)
         #expect(rig.setup.controllerInformation?.address == BDAddress(0xB8, 0x27, 0xEB, 0x12, 0x34, 0x56))
         #expect(rig.setup.advertisingSpeed == .fast)
         #expect(rig.setup.nextDeadline == Instant(ms: 30_000))
@@ -171,8 +188,8 @@ struct ControllerSetupTests {
         let rig = try Rig()
         let steps = try rig.runToIdle(info: info(supported: "13 0E 00 00", current: "00 00 00 00"))
         #expect(steps == [.readControllerInformation, .enableLowEnergy, .enableSecureConnections, .enableBondable, .setIOCapability,
-                          .setLocalName, .loadLongTermKeys, .loadIdentityResolvingKeys, .enableConnectable, .powerOn,
-                          .setAdvertisingInterval, .addAdvertising])
+                          .setLocalName, .loadLongTermKeys, .loadIdentityResolvingKeys, .enableConnectable,
+                          .setConnectionParameters, .powerOn, .setAdvertisingInterval, .addAdvertising])
         #expect(rig.setup.status == .ready)
     }
 
@@ -197,16 +214,80 @@ struct ControllerSetupTests {
             case .setAdvertisingInterval: try rig.feed(hex("02 00 00 00 03 00  4C 00 01"))
             case .addAdvertising: try rig.complete(0x003E, "01")
             case .setIOCapability, .loadLongTermKeys, .loadIdentityResolvingKeys: try rig.complete(step.opcode.rawValue)
+            case .setConnectionParameters: try rig.feed(hex("02 00 00 00 03 00  4C 00 01"))
             default: try rig.complete(step.opcode.rawValue, "00 00 00 00")
             }
         }
-        #expect(sent.suffix(2) == [.setAdvertisingInterval, .addAdvertising])
+        #expect(sent.suffix(4) == [.setConnectionParameters, .powerOn, .setAdvertisingInterval, .addAdvertising])
+        #expect(rig.setup.statesConnectionParameters == false)
         #expect(rig.setup.status == .ready)
         #expect(rig.setup.controlsAdvertisingInterval == false)
         #expect(rig.setup.advertisingSpeed == nil)
         #expect(rig.setup.nextDeadline == nil)
         try rig.feed(event(0x000C, hex(phoneStaticWire + "03")))
         #expect(try rig.next() == nil)
+    }
+
+    @Test("connection parameters go before power-on; nil parameters skip the step")
+    func connectionParametersBeforePowerOn() throws {
+        let rig = try Rig()
+        let steps = try rig.runToIdle(info: info(current: "00 02 00 00"))
+        let parameters = try #require(steps.firstIndex(of: .setConnectionParameters))
+        #expect(steps[parameters + 1] == .powerOn)
+        #expect(rig.setup.statesConnectionParameters == true)
+
+        var config = try SetupConfig(index: ControllerIndex(0), name: LocalName("Wristlink"), solicitedService: ancsService)
+        config.connectionParameters = nil
+        let without = Rig(setup: ControllerSetup(config: config))
+        #expect(try !without.runToIdle(info: info(current: "00 02 00 00")).contains(.setConnectionParameters))
+        #expect(without.setup.statesConnectionParameters == false)
+    }
+
+    @Test("Add Advertising refused with Invalid Parameters (no TX power from the controller): sent again without TX Power, then ready")
+    func txPowerRefused() throws {
+        let rig = try Rig()
+        var adds: [[UInt8]] = []
+        while let (step, bytes) = try rig.next() {
+            switch step {
+            case .readControllerInformation: try rig.feed(event(0x0001, hex("04 00 00") + info(current: "00 02 00 00")))
+            case .addAdvertising:
+                adds.append(bytes)
+                if adds.count == 1 {
+                    #expect(try rig.feed(hex("02 00 00 00 03 00  3E 00 0D")) == .inProgress(.addAdvertising))
+                } else {
+                    try rig.complete(0x003E, "01")
+                }
+            case .setIOCapability, .loadLongTermKeys, .loadIdentityResolvingKeys, .setConnectionParameters, .setAdvertisingInterval:
+                try rig.complete(step.opcode.rawValue)
+            default: try rig.complete(step.opcode.rawValue, "00 00 00 00")
+            }
+        }
+        #expect(adds == [addAdvertisingBytes, addAdvertisingWithoutTxPowerBytes])
+        #expect(rig.setup.status == .ready)
+        #expect(rig.setup.advertisesTxPower == false)
+
+        // The slow interval re-adds the instance without TX power too.
+        rig.now = Instant(ms: 30_000)
+        rig.setup.poll(now: rig.now)
+        #expect(try rig.next()?.0 == .setAdvertisingInterval)
+        try rig.complete(0x004C)
+        #expect(try rig.next()?.1 == addAdvertisingWithoutTxPowerBytes)
+    }
+
+    @Test("Add Advertising refused without TX Power as well: the sequence fails at that step")
+    func addAdvertisingRefusedTwice() throws {
+        let rig = try Rig()
+        var status = SetupStatus.inProgress(.readControllerInformation)
+        while let (step, _) = try rig.next() {
+            switch step {
+            case .readControllerInformation: try rig.feed(event(0x0001, hex("04 00 00") + info(current: "00 02 00 00")))
+            case .addAdvertising: status = try rig.feed(hex("02 00 00 00 03 00  3E 00 0D"))
+            case .setIOCapability, .loadLongTermKeys, .loadIdentityResolvingKeys, .setConnectionParameters, .setAdvertisingInterval:
+                try rig.complete(step.opcode.rawValue)
+            default: try rig.complete(step.opcode.rawValue, "00 00 00 00")
+            }
+        }
+        #expect(status == .failed(.addAdvertising, .status(.invalidParameters)))
     }
 
     @Test("a failure status ends the sequence with the step and status; restart begins again")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 
 from bumble import att, core, gatt, hci, link as bumble_link, pairing
 from bumble.controller import Controller
-from bumble.device import Device, DeviceConfiguration, Peer
+from bumble.device import ConnectionParametersPreferences, Device, DeviceConfiguration, Peer
 from bumble.host import Host
 from bumble.keys import JsonKeyStore
 from bumble.transport import open_transport
@@ -99,14 +100,24 @@ DEFAULT_SCENARIO = {
 
 # ----------------------------------------------------------------------------
 def patch_bumble() -> None:
-    """Work around Bumble 0.0.236 LocalLink.send_acl_data.
+    """Work around two Bumble 0.0.236 controller shortcuts.
 
-    Upstream uses the *sending controller's random address* as the source of
-    LE ACL data. The kernel side advertises and connects with its public
-    address, so the receiving controller looks the data up under a different
-    address and drops it ("!!! no connection for 00:00:00:00:00:00"). Use the
-    address the connection itself was made with instead.
+    1. LocalLink.send_acl_data: upstream uses the *sending controller's
+       random address* as the source of LE ACL data. The kernel side
+       advertises and connects with its public address, so the receiving
+       controller looks the data up under a different address and drops it
+       ("!!! no connection for 00:00:00:00:00:00"). Use the address the
+       connection itself was made with instead.
+    2. Controller.on_le_connect_ind: the peripheral's LE Connection Complete
+       reports a fixed interval of 12.5 ms, latency 0 and a 100 ms
+       supervision timeout ("# FIXME"), whatever the central asked for. Report
+       the CONNECT_IND's own interval, latency and timeout, so the kernel
+       sees the parameters the phone connected with (the connection
+       parameter case depends on it).
     """
+    if getattr(bumble_link.LocalLink, "_wristlink_patched", False):
+        return
+    bumble_link.LocalLink._wristlink_patched = True
     original = bumble_link.LocalLink.send_acl_data
 
     def send_acl_data(self, sender_controller, destination_address, transport, data):
@@ -122,6 +133,26 @@ def patch_bumble() -> None:
                     source_address, transport, data))
 
     bumble_link.LocalLink.send_acl_data = send_acl_data
+
+    original_connect_ind = Controller.on_le_connect_ind
+
+    def on_le_connect_ind(self, packet) -> None:
+        send = self.send_hci_packet
+
+        def send_with_parameters(event) -> None:
+            if isinstance(event, hci.HCI_LE_Connection_Complete_Event):
+                event = dataclasses.replace(event, connection_interval=packet.interval,
+                                            peripheral_latency=packet.latency,
+                                            supervision_timeout=packet.timeout)
+            send(event)
+
+        self.send_hci_packet = send_with_parameters
+        try:
+            original_connect_ind(self, packet)
+        finally:
+            del self.send_hci_packet
+
+    Controller.on_le_connect_ind = on_le_connect_ind
 
 
 # ----------------------------------------------------------------------------
@@ -454,7 +485,12 @@ class Phone:
     def on_connection(self, connection) -> None:
         self.connection = connection
         self.rec.event("connected", peer=str(connection.peer_address),
+                       own_address=str(self.device.random_address),
                        role=connection.role_name, handle=connection.handle)
+        connection.on("connection_parameters_update", lambda: self.rec.event(
+            "connection_parameters", interval_ms=connection.parameters.connection_interval,
+            latency=connection.parameters.peripheral_latency,
+            supervision_timeout_ms=connection.parameters.supervision_timeout))
         connection.on("disconnection", lambda reason: self.on_disconnection(connection, reason))
         connection.on("security_request", lambda auth_req: asyncio.create_task(
             self.on_security_request(connection, auth_req)))
@@ -571,8 +607,16 @@ class Phone:
         finally:
             self.device.remove_listener("advertisement", on_adv)
             await self.device.stop_scanning()
+        preferences = None
+        if "interval_ms" in step:
+            # [min, max] in ms; the CONNECT_IND carries the minimum.
+            low, high = step["interval_ms"]
+            preferences = {hci.Phy.LE_1M: ConnectionParametersPreferences(
+                connection_interval_min=low, connection_interval_max=high,
+                supervision_timeout=step.get("supervision_timeout_ms", 720))}
         connection = await self.device.connect(
-            adv.address, own_address_type=hci.OwnAddressType.RANDOM, timeout=timeout)
+            adv.address, own_address_type=hci.OwnAddressType.RANDOM, timeout=timeout,
+            connection_parameters_preferences=preferences)
         keys = await self.device.keystore.get(str(connection.peer_address))
         if keys is not None and step.get("encrypt_if_bonded", True):
             # What iOS does: re-encrypt a bonded link right away.
@@ -599,6 +643,21 @@ class Phone:
         left = [name for name, _ in await self.device.keystore.get_all()
                 if name.upper().split("/")[0] == peer]
         self.rec.event("forgot", peer=peer, deleted=deleted, left=left)
+
+    async def rotate_rpa(self) -> None:
+        """A new resolvable private address from the phone's IRK, as an
+        iPhone makes one every so often. Bumble 0.0.236's Device.update_rpa()
+        sends LE Set Random Address with the *old* address, so the command
+        is sent here with the new one. Only while idle (not connected,
+        scanning or connecting)."""
+        if self.connection is not None:
+            raise RuntimeError("rotate_rpa while connected")
+        old = self.device.random_address
+        new = hci.Address.generate_private_address(self.device.irk)
+        await self.device.send_command(hci.HCI_LE_Set_Random_Address_Command(random_address=new),
+                                       check_result=True)
+        self.device.random_address = new
+        self.rec.event("rpa_rotated", old=str(old), new=str(new), resolvable=new.is_resolvable)
 
     async def browse_wearable(self, timeout: float) -> None:
         """What an iPhone does on its own: discover the wearable's GATT
@@ -668,6 +727,8 @@ class Phone:
             await self.browse_wearable(timeout)
         elif do == "forget":
             await self.forget(step.get("peer"), timeout)
+        elif do == "rotate_rpa":
+            await self.rotate_rpa()
         elif do == "remove_ancs":
             start, end = self.remove_ancs()
             await self.indicate_service_changed(start, end)
@@ -697,17 +758,28 @@ class Phone:
 
 # ----------------------------------------------------------------------------
 async def build_phone(link, recorder: Recorder, scenario: dict, address: str = PHONE_ADDR,
-                      keystore: str | None = None, name: str = "iPhone") -> tuple[Device, Phone]:
-    """The phone's own controller + host + device, powered on."""
+                      keystore: str | None = None, name: str = "iPhone",
+                      privacy_irk: bytes | None = None) -> tuple[Device, Phone]:
+    """The phone's own controller + host + device, powered on.
+
+    `privacy_irk`: the phone uses LE privacy as an iPhone does: it scans and
+    connects from a resolvable private address made from this IRK, and
+    hands out `address` (a static random address) as its identity with the
+    IRK when it pairs. No automatic rotation (`rotate_rpa` step)."""
     phone_ctrl = Controller(f"phone-ctrl-{address}", link=link)
     config = DeviceConfiguration()
     config.name = name
     config.address = hci.Address(address)
-    config.irk = bytes.fromhex("00112233445566778899aabbccddeeff")
+    config.irk = privacy_irk or bytes.fromhex("00112233445566778899aabbccddeeff")
+    if privacy_irk is not None:
+        config.le_privacy_enabled = True
+        config.le_rpa_timeout = 0
     config.io_capability = pairing.PairingDelegate.IoCapability.DISPLAY_OUTPUT_AND_YES_NO_INPUT
     device = Device(config=config, host=Host(phone_ctrl, AsyncPipeSink(phone_ctrl)))
+    identity_type = pairing.PairingConfig.AddressType.RANDOM if privacy_irk is not None else None
     device.pairing_config_factory = lambda connection: pairing.PairingConfig(
-        sc=True, mitm=True, bonding=True, delegate=PhoneDelegate(recorder))
+        sc=True, mitm=True, bonding=True, delegate=PhoneDelegate(recorder),
+        identity_address_type=identity_type)
 
     phone = Phone(device, recorder, scenario)
     device.add_service(phone.ancs)  # last service: see add_ancs()

@@ -42,7 +42,19 @@ from bumble.transport import open_transport  # noqa: E402
 log = logging.getLogger("suite")
 
 PHONE2_ADDR = "E1:A5:00:00:00:02"  # the "new phone" of the refused-pairing case
+# The phone with LE privacy (private-address case): its identity (static
+# random) and the IRK its resolvable private addresses are made from.
+PHONE3_ADDR = "E1:A5:00:00:00:03"
+PHONE3_IRK = bytes.fromhex("6b3c8e0f1a2d4c5b9e7f60718293a4b5")
 BTSNOOP_HEADER = 16
+# btmon's monitor records (src/shared/btsnoop.h): the low 16 bits of a
+# record's flags field.
+MON_COMMAND, MON_EVENT, MON_ACL_TX, MON_ACL_RX, MON_CTRL_EVENT = 2, 3, 4, 5, 17
+L2CAP_LE_SIGNALING_CID = 0x0005
+L2CAP_CONN_PARAM_UPDATE_REQ, L2CAP_CONN_PARAM_UPDATE_RSP = 0x12, 0x13
+# The wearable's connection parameters (Sources/Mgmt/ConnectionParameters.swift,
+# ConnectionParameters.wearable) in 1.25 ms units: 45 ms, 75 ms.
+WEARABLE_INTERVAL_UNITS = (36, 60)
 
 
 class CaseFailed(Exception):
@@ -66,19 +78,58 @@ def ad_structures(data: bytes) -> list[tuple[int, bytes]]:
     return out
 
 
-def hci_commands(path: str, opcode: int) -> list[bytes]:
-    """Parameters of every HCI command `opcode` the kernel sent, from a btmon
-    (monitor format) btsnoop file."""
+def monitor_records(path: str) -> list[tuple[int, bytes]]:
+    """(monitor opcode, payload) of every record of a btmon (monitor format)
+    btsnoop file, in order."""
     with open(path, "rb") as f:
         data = f.read()
     out, i = [], BTSNOOP_HEADER
     while i + 24 <= len(data):
         _, included, flags, _, _ = struct.unpack(">IIIIq", data[i:i + 24])
-        record = data[i + 24:i + 24 + included]
+        out.append((flags & 0xFFFF, data[i + 24:i + 24 + included]))
         i += 24 + included
-        if flags & 0xFFFF == 2 and len(record) >= 3 and int.from_bytes(record[:2], "little") == opcode:
-            out.append(record[3:])
     return out
+
+
+def hci_commands(path: str, opcode: int) -> list[bytes]:
+    """Parameters of every HCI command `opcode` the kernel sent."""
+    return [r[3:] for kind, r in monitor_records(path)
+            if kind == MON_COMMAND and len(r) >= 3 and int.from_bytes(r[:2], "little") == opcode]
+
+
+def le_meta_events(path: str, subevent: int) -> list[bytes]:
+    """Parameters (after the subevent code) of every HCI LE Meta event
+    `subevent` the controller sent the kernel."""
+    return [r[3:] for kind, r in monitor_records(path)
+            if kind == MON_EVENT and len(r) >= 3 and r[0] == 0x3E and r[2] == subevent]
+
+
+def l2cap_le_signals(path: str) -> list[tuple[str, int, int, bytes]]:
+    """(direction, code, identifier, data) of every L2CAP LE signaling
+    command (CID 5): "tx" from the kernel, "rx" from the phone."""
+    out = []
+    for kind, r in monitor_records(path):
+        if kind not in (MON_ACL_TX, MON_ACL_RX) or len(r) < 12:
+            continue
+        # ACL header: handle+flags(2) length(2); L2CAP: length(2) CID(2)
+        cid = int.from_bytes(r[6:8], "little")
+        if cid != L2CAP_LE_SIGNALING_CID:
+            continue
+        code, ident, length = r[8], r[9], int.from_bytes(r[10:12], "little")
+        out.append(("tx" if kind == MON_ACL_TX else "rx", code, ident, r[12:12 + length]))
+    return out
+
+
+def mgmt_events(path: str, code: int) -> list[bytes]:
+    """Parameters of every management event `code` the kernel sent to a
+    management socket (btmon's control records: cookie(4) code(2) params)."""
+    return [r[6:] for kind, r in monitor_records(path)
+            if kind == MON_CTRL_EVENT and len(r) >= 6 and int.from_bytes(r[4:6], "little") == code]
+
+
+def address_wire(address: str) -> bytes:
+    """"E1:A5:00:00:00:03" as on the wire (least significant byte first)."""
+    return bytes.fromhex(address.replace(":", ""))[::-1]
 
 
 def bond_records(text: str, address: str) -> dict[str, list[str]]:
@@ -327,14 +378,16 @@ class Suite:
             "steps": [],
         }
         self.phones = []
-        for label, address in (("phone1", P.PHONE_ADDR), ("phone2", PHONE2_ADDR)):
+        for label, address, irk in (("phone1", P.PHONE_ADDR, None), ("phone2", PHONE2_ADDR, None),
+                                    ("phone3", PHONE3_ADDR, PHONE3_IRK)):
             results = os.path.join(self.args.out, label)
             rec = P.Recorder(results)
             device, phone = await P.build_phone(
                 self.link, rec, scenario, address,
-                keystore=os.path.join(results, "keystore.json"), name=f"iPhone {label[-1]}")
+                keystore=os.path.join(results, "keystore.json"), name=f"iPhone {label[-1]}",
+                privacy_irk=irk)
             self.phones.append(PhoneHandle(label, device, phone, rec, results))
-        self.p1, self.p2 = self.phones
+        self.p1, self.p2, self.p3 = self.phones
 
     async def open_vhci(self) -> None:
         """The controller behind the kernel's hci0: opening /dev/vhci makes
@@ -423,17 +476,30 @@ class Suite:
                              "reason": f"not run: {why}"})
 
     # -- shared steps -----------------------------------------------------------
-    async def connect(self, p: PhoneHandle, encrypt_if_bonded: bool = True) -> int:
-        """Scan for the ANCS solicitation and connect; the phone mark before."""
+    async def connect(self, p: PhoneHandle, encrypt_if_bonded: bool = True, **options) -> int:
+        """Scan for the ANCS solicitation and connect; the phone mark before.
+        `options` go to the phone's connect step (interval_ms=[min, max])."""
         mark = p.rec.mark()
         self.note(f"{p.label} scans for the ANCS solicitation and connects")
-        await p.step(do="connect", timeout=30, encrypt_if_bonded=encrypt_if_bonded)
+        await p.step(do="connect", timeout=30, encrypt_if_bonded=encrypt_if_bonded, **options)
         return mark
 
     async def disconnect(self, p: PhoneHandle) -> None:
         if p.connected:
             self.note(f"{p.label} disconnects")
             await p.step(do="disconnect", timeout=10)
+
+    async def until(self, probe, timeout: float, what: str):
+        """Polls `probe()` until it returns something true (the HCI trace is
+        written by btmon while the case runs); that value, or CaseFailed."""
+        end = time.monotonic() + timeout
+        while True:
+            found = probe()
+            if found:
+                return found
+            if time.monotonic() > end:
+                raise CaseFailed(f"{what} (waited {timeout:g} s)")
+            await asyncio.sleep(0.1)
 
     async def wait_line(self, name: str, value: int, timeout: float) -> None:
         check(await self.gpio.wait_value(name, value, timeout),
@@ -458,6 +524,14 @@ class Suite:
               f"no ANCS UUID in AD 0x15 of {adv['data']}")
         flags = [v for t, v in ads if t == 0x01]
         check(flags and flags[0][0] & 0x02, f"no LE General Discoverable flag in {adv['data']}")
+        # Apple's list: Flags, TX Power Level (the kernel's), the services,
+        # the name: the 5 bytes of it that fit, shortened (AD 0x08).
+        tx_power = [v for t, v in ads if t == 0x0A]
+        check(len(tx_power) == 1 and len(tx_power[0]) == 1, f"no TX Power Level (AD 0x0A) in {adv['data']}")
+        short = [v for t, v in ads if t == 0x08]
+        check(short == [b"Wrist"], f"no Shortened Local Name 'Wrist' (AD 0x08) in {adv['data']}")
+        check(len(adv["data"]) // 2 <= 31, f"advertising data of {len(adv['data']) // 2} bytes")
+        log.info("  . advertising data (%d bytes): %s", len(adv["data"]) // 2, adv["data"])
         check(adv.get("connectable"), "advertisement not connectable")
         # Bumble's controller sends no scan responses; what the kernel gave the
         # controller for them is in the case's HCI trace.
@@ -841,6 +915,168 @@ class Suite:
         with open(fw.bonds_path) as f:
             check(f.read() == bonds_after, "the bond file changed on the reconnection")
 
+    async def case_connection_parameters(self) -> None:
+        """Issue 14 part 5: the phone connects at 15 ms, outside the
+        wearable's 45-75 ms; the kernel sends an L2CAP Connection Parameter
+        Update Request with them (and the connection's own latency and
+        timeout), the phone accepts and updates the link, and the link
+        stays up. A phone that connects inside the range gets no request."""
+        s, fw, p1 = self, self.fw, self.p1
+        trace = os.path.join(s.case_dir, "hci.btsnoop")
+        fm = fw.mark()
+        if p1.connected:
+            await s.disconnect(p1)
+            await fw.wait(10, fm, "session", state="ended")
+        fm = fw.mark()
+        pm = await s.connect(p1, interval_ms=[15, 30], supervision_timeout_ms=720)
+        await fw.wait(20, fm, "session", state="subscribed")
+        await p1.step(do="wait_subscribed", timeout=10)
+        s.note("the phone answers the kernel's request and updates the connection")
+        update = await p1.wait(10, pm, "connection_parameters")
+        complete = le_meta_events(trace, 0x01)
+        check(complete, "no LE Connection Complete in the HCI trace")
+        interval = int.from_bytes(complete[-1][11:13], "little")
+        check(interval == 12, f"the kernel saw interval {interval} (1.25 ms units), wanted 12 (15 ms)")
+
+        def sent_requests():
+            return [x for x in l2cap_le_signals(trace) if x[0] == "tx" and x[1] == L2CAP_CONN_PARAM_UPDATE_REQ]
+        requests = await s.until(sent_requests, 5, "no Connection Parameter Update Request from the kernel")
+        check(len(requests) == 1, f"wanted one Connection Parameter Update Request from the kernel: {requests}")
+        _, _, ident, body = requests[0]
+        check(len(body) == 8, f"request of {len(body)} bytes")
+        low, high, latency, timeout = struct.unpack("<HHHH", body)
+        check((low, high) == WEARABLE_INTERVAL_UNITS,
+              f"request asks for {low}-{high}, wanted {WEARABLE_INTERVAL_UNITS} (45-75 ms)")
+        check(latency == 0 and timeout == 72,
+              f"request latency {latency}, timeout {timeout}: the connection's own (0, 72 = 720 ms) expected")
+        responses = [x for x in l2cap_le_signals(trace) if x[0] == "rx" and x[1] == L2CAP_CONN_PARAM_UPDATE_RSP]
+        check([x for x in responses if x[2] == ident and x[3] == b"\x00\x00"],
+              f"no accepting response (result 0) with identifier {ident}: {responses}")
+        updates = await s.until(lambda: le_meta_events(trace, 0x03), 5, "no LE Connection Update Complete")
+        check(updates[-1][0] == 0 and int.from_bytes(updates[-1][3:5], "little") == high,
+              f"no LE Connection Update Complete at {high} (75 ms): {[u.hex() for u in updates]}")
+        check(update["interval_ms"] == high * 1.25, f"the phone's link runs at {update['interval_ms']} ms")
+        log.info("  . L2CAP Connection Parameter Update Request (kernel, id %d): %s; response %s; "
+                 "LE Connection Update Complete: %s", ident, body.hex(), responses[-1][3].hex(), updates[-1].hex())
+        s.note("the link stays up after the update: a notification arrives")
+        await asyncio.sleep(2)
+        check(p1.connected and not p1.since(pm, "disconnected"), "the link dropped after the update")
+        m = fw.mark()
+        await s.notify(p1, uid=70, category="email", app="com.apple.mobilemail", title="Fay",
+                       message="After the parameter update", date="20260101T125000")
+        await fw.wait(10, m, "notification", event="added", uid=70)
+        check(not fw.since(fm, "session", state="ended"), "the session ended after the update")
+
+        s.note("inside the range (60 ms): no request")
+        fm = fw.mark()
+        await s.disconnect(p1)
+        await fw.wait(10, fm, "session", state="ended")
+        before = len(requests)
+        pm = await s.connect(p1, interval_ms=[60, 60], supervision_timeout_ms=4000)
+        await fw.wait(20, fm, "session", state="subscribed")
+        await p1.step(do="wait_subscribed", timeout=10)
+        await asyncio.sleep(1)
+        requests = sent_requests()
+        check(len(requests) == before, f"a request although the phone connected at 60 ms: {requests[before:]}")
+        check(not p1.since(pm, "connection_parameters"), "the connection was updated at 60 ms")
+
+    async def case_private_address(self) -> None:
+        """Issue 14 part 4: a phone with LE privacy pairs from a resolvable
+        private address (RPA1) and hands over its IRK; the bond is filed
+        under its identity. The firmware restarts (bonds and IRKs loaded);
+        the phone comes back from a new RPA2 outside pairing mode and is the
+        bonded phone: Device Connected names the identity, the link is
+        encrypted with the stored key, subscribed, no consent asked."""
+        s, fw, p1, p3 = self, self.fw, self.p1, self.p3
+        identity_hex = PHONE3_ADDR.replace(":", "").lower()
+        fm = fw.mark()
+        if p1.connected:
+            await s.disconnect(p1)
+            await fw.wait(10, fm, "session", state="ended")
+        if s.pairing_mode_on() is None:
+            s.note("long press of both buttons: pairing mode")
+            bm = fw.mark()
+            await s.gpio.hold(["accept", "reject"], 1500)
+            await fw.wait(5, bm, "pairing", state="on", reason="buttons")
+        rpa1 = str(p3.device.random_address)
+        check(p3.device.random_address.is_resolvable, f"phone 3's address {rpa1} is not resolvable")
+        fm, log_from = fw.mark(), len(fw.log_text())
+        pm = await s.connect(p3)
+        check(p3.since(pm, "connected")[0]["own_address"] == rpa1, "phone 3 did not connect from its RPA")
+        await fw.wait(30, fm, "pairing", state="consent-requested")
+        first = f"new phone connected (pairing mode): {rpa1} (random)"
+        check(first.lower() in fw.log_text()[log_from:].lower(), f"no log line {first!r}")
+        s.note("press accept")
+        await s.gpio.press("accept", 150)
+        await p3.wait(15, pm, "paired")
+        await fw.wait(10, fm, "pairing", state="bonded")
+        await fw.wait(20, fm, "session", state="subscribed")
+        await p3.step(do="wait_subscribed", timeout=20)
+        with open(fw.bonds_path) as f:
+            bonds = f.read()
+        mine = bond_records(bonds, identity_hex)
+        check(mine["ltk"] and len(mine["irk"]) == 1,
+              f"no LTK and IRK filed under the identity {PHONE3_ADDR}: {bonds!r}")
+        check(all(line.split(" ")[2] == "02" for line in mine["ltk"] + mine["irk"]),
+              f"identity type is not 02 (random static): {mine}")
+        check(mine["irk"][0].split(" ")[3] == PHONE3_IRK[::-1].hex() or mine["irk"][0].split(" ")[3] == PHONE3_IRK.hex(),
+              f"the stored IRK is not phone 3's: {mine['irk']}")
+        check(rpa1.replace(":", "").lower() not in bonds.lower(), "the bond file names the private address")
+        peers = {line.split(" ")[1] for line in bonds.splitlines() if line.startswith(("ltk ", "irk "))}
+
+        s.note("restart the firmware on the same state directory")
+        rc = await fw.stop(10)
+        check(rc == 0, f"firmware exit code {rc} after SIGTERM")
+        try:
+            await p3.wait(15, pm, "disconnected")
+        except CaseFailed:
+            log.info("  . link still up 15 s after the exit; the new firmware's power-off drops it")
+        await fw.start()
+        await fw.wait(30, 0, "session", state="advertising")
+        loaded = f"loaded {len(peers)} bonded phone(s)"
+        check(loaded in fw.log_text(), f"no log line {loaded!r}")
+        check(not fw.since(0, "pairing", state="on"), "pairing mode although bonds are stored")
+        if p3.connected:
+            await p3.wait(15, pm, "disconnected")
+
+        s.note("the phone makes a new private address and reconnects from it")
+        rm = p3.rec.mark()
+        await p3.step(do="rotate_rpa")
+        rpa2 = p3.since(rm, "rpa_rotated")[0]["new"]
+        check(rpa2 != rpa1 and p3.device.random_address.is_resolvable, f"RPA2 {rpa2} (RPA1 {rpa1})")
+        log_from = len(fw.log_text())
+        pm = await s.connect(p3)
+        check(p3.since(pm, "connected")[0]["own_address"] == rpa2, "phone 3 did not connect from RPA2")
+        check(p3.since(pm, "encrypting_with_bond"), "phone 3 did not use its bond")
+        await fw.wait(30, 0, "session", state="subscribed")
+        await p3.step(do="wait_subscribed", timeout=10)
+        check(fw.since(0, "session", state="secured"), "no 'secured' session event")
+        check(not fw.since(0, "pairing", state="consent-requested"), "asked for consent")
+        check(not fw.since(0, "pairing", state="refused-unbonded"), "turned away as unbonded")
+        check(not p3.since(pm, "paired"), "paired again")
+        again = f"bonded phone connected: {PHONE3_ADDR} (random)"
+        check(again.lower() in fw.log_text()[log_from:].lower(), f"no log line {again!r}")
+        trace = os.path.join(s.case_dir, "hci.btsnoop")
+        air = [e for e in le_meta_events(trace, 0x01) + le_meta_events(trace, 0x0A)
+               if e[5:11] == address_wire(rpa2)]
+        check(air, f"no LE Connection Complete from {rpa2} in the HCI trace")
+        connected = mgmt_events(trace, 0x000B)
+        log.info("  . HCI LE Connection Complete peer %s; mgmt Device Connected %s",
+                 air[-1][5:11][::-1].hex(":"), [e[:7].hex() for e in connected])
+        check([e for e in connected if e[:7] == address_wire(PHONE3_ADDR) + b"\x02"],
+              f"no mgmt Device Connected naming the identity {PHONE3_ADDR} in the trace: "
+              f"{[e[:7].hex() for e in connected]}")
+        m = fw.mark()
+        await s.notify(p3, uid=80, category="email", app="com.apple.mobilemail", title="Gus",
+                       message="From a new private address", date="20260101T130000")
+        await fw.wait(10, m, "notification", event="added", uid=80)
+        with open(fw.bonds_path) as f:
+            check(f.read() == bonds, "the bond file changed on the reconnection")
+        line = f"INFO private-address: RPA1 {rpa1}, RPA2 {rpa2}, identity {PHONE3_ADDR} (random static)"
+        s.summary.write(line + "\n")
+        log.info("%s", line)
+        await s.disconnect(p3)
+
     # -- the whole run ------------------------------------------------------------
     async def run(self) -> bool:
         t0 = time.monotonic()
@@ -857,6 +1093,8 @@ class Suite:
             (8, "advertising-cadence", self.case_cadence, 110),
             (9, "controller-gone", self.case_controller_gone, 60),
             (10, "forgotten-bond", self.case_forgotten_bond, 210),
+            (11, "connection-parameters", self.case_connection_parameters, 90),
+            (12, "private-address", self.case_private_address, 120),
         ]
         only = set(int(x) for x in self.args.cases.split(",")) if self.args.cases else None
         cold_ok = True
