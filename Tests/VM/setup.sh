@@ -4,7 +4,7 @@
 #    busybox (virtme-ng's initramfs), gpiod 1.6, bluez tools, libbluetooth-dev
 #  - Python venv with pinned virtme-ng + bumble  -> .build/vm/venv
 #  - out-of-tree gpio-sim.ko for the installed kernel -> .build/vm/gpio-sim/
-#  - when WL_VM_KERNELS names trixie (default: bookworm,trixie): Debian
+#  - when WL_VM_KERNELS names trixie (default "bookworm trixie"): Debian
 #    trixie's 6.12 kernel, modules and gpio-sim.ko, fetched without installing
 #    them (fetch-trixie.sh) -> .build/vm/trixie/
 # Every step is skipped when its result is already there; the network steps
@@ -84,9 +84,10 @@ else
 fi
 
 # ------------------------------------------------------ trixie's 6.12 kernel
-case ",${WL_VM_KERNELS:-bookworm,trixie}," in
-  *,trixie,*) "$HERE/fetch-trixie.sh" ;;
-  *) phase "trixie kernel: not asked for (WL_VM_KERNELS=${WL_VM_KERNELS})" ;;
+KERNELS="${WL_VM_KERNELS:-bookworm trixie}"
+case " ${KERNELS//,/ } " in
+  *" trixie "*) "$HERE/fetch-trixie.sh" ;;
+  *) phase "trixie kernel: not asked for (WL_VM_KERNELS=$KERNELS)" ;;
 esac
 
 phase "done"
