@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs INSIDE the virtme-ng guest (Debian's 6.1 kernel, host filesystem shared
-# read-only, $OUT shared read-write). Started by run-vm.sh:
+# Runs INSIDE the virtme-ng guest (Debian's 6.1 or trixie's 6.12 kernel, host
+# filesystem shared read-only, $OUT shared read-write). Started by run-vm.sh:
 #   guest.sh OUT_DIR FIRMWARE [CASES]
 # Loads the modules, creates the gpio-sim chip of board/vm, writes the VM
 # policy, then runs suite.py (all cases in one Python process). Writes
@@ -29,7 +29,13 @@ printf '%-22s %6.2f s\n' "guest boot (uptime)" "$(cut -d' ' -f1 /proc/uptime)" >
 P=$(date +%s.%N)
 modprobe configfs 2>/dev/null
 mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-grep -q '^gpio_sim ' /proc/modules || insmod "$CACHE/gpio-sim/gpio-sim.ko" || die "insmod gpio-sim.ko"
+# The gpio-sim.ko built for this kernel: setup.sh's (6.1) or fetch-trixie.sh's.
+GPIO_SIM_KO=""
+for d in "$CACHE/gpio-sim" "$CACHE/trixie/gpio-sim"; do
+  [ "$(cat "$d/kver" 2>/dev/null)" = "$(uname -r)" ] && GPIO_SIM_KO="$d/gpio-sim.ko"
+done
+[ -n "$GPIO_SIM_KO" ] || die "no gpio-sim.ko built for $(uname -r)"
+grep -q '^gpio_sim ' /proc/modules || insmod "$GPIO_SIM_KO" || die "insmod $GPIO_SIM_KO"
 # Kernel SMP needs ECDH (P-256), AES-CMAC and a DRBG: load them up front so a
 # missing request_module() helper cannot stall pairing.
 for m in ecdh_generic ecc cmac aes_generic drbg bluetooth hci_vhci; do

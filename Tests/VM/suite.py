@@ -132,6 +132,20 @@ def address_wire(address: str) -> bytes:
     return bytes.fromhex(address.replace(":", ""))[::-1]
 
 
+async def hci_commands_soon(path: str, opcode: int, want, seconds: float) -> list[bytes]:
+    """hci_commands() as soon as one of them satisfies `want`, else after
+    `seconds`: btmon is a separate process, and under TCG on a loaded host it
+    writes the kernel's commands up to seconds late (seen on 6.12: the phone
+    had connected before btmon wrote the scan response data the kernel sent
+    first)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = hci_commands(path, opcode)
+        if any(want(r) for r in found) or time.monotonic() >= deadline:
+            return found
+        await asyncio.sleep(0.1)
+
+
 def bond_records(text: str, address: str) -> dict[str, list[str]]:
     """The bond file's `ltk` and `irk` lines for `address` (12 hex digits,
     most significant first, as the file writes it; docs/architecture.md)."""
@@ -535,7 +549,8 @@ class Suite:
         check(adv.get("connectable"), "advertisement not connectable")
         # Bumble's controller sends no scan responses; what the kernel gave the
         # controller for them is in the case's HCI trace.
-        responses = hci_commands(os.path.join(s.case_dir, "hci.btsnoop"), 0x2038)
+        responses = await hci_commands_soon(os.path.join(s.case_dir, "hci.btsnoop"), 0x2038,
+                                            lambda r: b"\x0a\x09Wristlink" in r, 10)
         check(any(b"\x0a\x09Wristlink" in r for r in responses),
               f"no scan response with the name 'Wristlink' in the HCI trace: {[r.hex() for r in responses]}")
         s.note("wait for the firmware to ask for consent")
