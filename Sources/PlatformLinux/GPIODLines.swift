@@ -100,6 +100,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
         failed = [Bool](repeating: false, count: fds.count)
         events = .allocate(capacity: Self.eventsPerRead)
         events.initialize(repeating: gpiod_line_event(), count: Self.eventsPerRead)
+        Log.debug("gpio: libgpiod \(String(cString: gpiod_version_string())): \(held.count) lines, one request each")
     }
 
     deinit {

@@ -140,6 +140,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
         }
         requestSequence = [EdgeSequence](repeating: EdgeSequence(), count: made.count)
         buttonSequence = [EdgeSequence](repeating: EdgeSequence(), count: board.buttons.count)
+        Log.debug("gpio: libgpiod \(String(cString: gpiod_api_version())): \(specs.count) lines in \(made.count) request(s), one per chip")
     }
 
     deinit {
@@ -364,27 +365,24 @@ public struct GPIODLines: ~Copyable, LineBackend {
                 throw error(specs[member], role: role(member, board), info: info, SystemError("gpiod_chip_request_lines", errno: EBUSY))
             }
         }
-        var withBias = true
-        while true {
-            let failure: SystemError
+        // Two attempts at most: with the board's biases, then without.
+        let biased = members.filter { $0 >= board.outputs.count && specs[$0].bias != .asIs }
+        var failure = SystemError("gpiod_chip_request_lines", errno: EINVAL)
+        for withBias in [true, false] {
             do {
                 return try request(chip, members: members, places: places, specs: specs, board: board, withBias: withBias)
             } catch {
                 failure = error
             }
-            let biased = members.filter { $0 >= board.outputs.count && specs[$0].bias != .asIs }
-            if failure.errno == EINVAL && withBias && !biased.isEmpty {
-                for member in biased {
-                    Log.warning(
-                        "button \(specs[member].name): the kernel refused a bias on \(specs[member].line.description) "
-                            + "(EINVAL: its GPIO driver cannot set one?); requesting it without: the button needs its own pull resistor")
-                }
-                withBias = false
-                continue
+            guard failure.errno == EINVAL, withBias, !biased.isEmpty else { break }
+            for member in biased {
+                Log.warning(
+                    "button \(specs[member].name): the kernel refused a bias on \(specs[member].line.description) "
+                        + "(EINVAL: its GPIO driver cannot set one?); requesting it without: the button needs its own pull resistor")
             }
-            let culprit = blamed(chip, members: members, places: places, failure)
-            throw error(specs[culprit], role: role(culprit, board), info: info, failure)
         }
+        let culprit = blamed(chip, members: members, places: places, failure)
+        throw error(specs[culprit], role: role(culprit, board), info: info, failure)
     }
 
     /// The member an error is reported for: for EBUSY the first line
