@@ -77,21 +77,26 @@ pi-test: deps pi-build
 		test "$$size" -le $(PI_MAX_BYTES)
 
 # The Debian packages (docs/debian-package.md): scripts/build-deb BINARY
-# SUITE stages the tree and runs dpkg-deb; Depends: comes from the binary
-# (dpkg-shlibdeps). Output in .build/deb/, named wristlink_VER+debNN_ARCH.deb
-# (+deb13 trixie, +deb12 bookworm). Each package takes its binary and suite
-# from variables, so another build can be packaged without editing this file.
-# amd64: the Embedded x86_64 build (no Swift runtime needed), for the tests
-# and the systemd VM.
+# SUITE stages the tree and runs dpkg-deb --root-owner-group; Depends: comes
+# from the binary (dpkg-shlibdeps against the suite's libc6 and libgpiod,
+# fetched once by scripts/deb-libs into .build/deb-libs). Output in
+# .build/deb/: wristlink_VERSION+deb13_ARCH.deb for trixie, +deb12 for
+# bookworm. Each package takes its binary and suite from variables.
+# amd64: the Embedded x86_64 build (no Swift runtime), for the tests and the
+# systemd VM. arm64: the Pi binaries of `make pi`.
 DEB_AMD64_BINARY ?= .build/pi-x86_64/wristlink
 DEB_AMD64_SUITE ?= bookworm
 DEB_TRIXIE_BINARY ?= .build/pi-trixie/wristlink
 DEB_BOOKWORM_BINARY ?= .build/pi/wristlink
+# What `make deb` and `make test-deb` build (deb-arm64-trixie joins once
+# `make pi` builds .build/pi-trixie/wristlink).
+DEB_TARGETS ?= deb-amd64 deb-arm64-bookworm
 DEB_DIR := .build/deb
 
-deb: deb-amd64 deb-arm64-bookworm deb-lint
+deb: $(DEB_TARGETS)
+	@scripts/lint-deb $(DEB_DIR)/wristlink_*.deb
 
-# dpkg-dev (dpkg-shlibdeps) and lintian; readelf is binutils.
+# dpkg-dev (dpkg-shlibdeps), lintian, readelf (binutils).
 deb-deps:
 	@scripts/ensure-packages dpkg-dev binutils lintian
 
@@ -99,27 +104,32 @@ deb-amd64-binary: deps
 	PI_ARCH=x86_64 scripts/build-pi $(PI_MODULES)
 
 deb-amd64: deb-deps deb-amd64-binary
+	@scripts/deb-libs $(DEB_AMD64_SUITE) amd64
 	@rm -f $(DEB_DIR)/wristlink_*_amd64.deb
 	scripts/build-deb $(DEB_AMD64_BINARY) $(DEB_AMD64_SUITE)
 
 deb-arm64-bookworm: deb-deps pi-build
+	@scripts/deb-libs bookworm arm64
 	@rm -f $(DEB_DIR)/wristlink_*+deb12_arm64.deb
 	scripts/build-deb $(DEB_BOOKWORM_BINARY) bookworm
 
 deb-arm64-trixie: deb-deps pi-build
+	@scripts/deb-libs trixie arm64
 	@rm -f $(DEB_DIR)/wristlink_*+deb13_arm64.deb
 	scripts/build-deb $(DEB_TRIXIE_BINARY) trixie
 
-# lintian on every package in .build/deb: any error or warning fails
-# (overrides, each with its reason, are in board/deb/lintian-overrides).
+# lintian on every package in .build/deb: an error or a warning fails.
 deb-lint: deb-deps
 	@scripts/lint-deb $(DEB_DIR)/wristlink_*.deb
 
-# make test: the amd64 package built and its contents checked
-# (Tests/Deb/check-package.sh), then lintian on it.
-test-deb: deb-amd64
-	@Tests/Deb/check-package.sh $(DEB_DIR)/wristlink_*_amd64.deb
-	@scripts/lint-deb $(DEB_DIR)/wristlink_*_amd64.deb
+# For `make test`: every package of DEB_TARGETS built, its contents checked
+# (Tests/Deb/check-package.sh: paths, modes, conffiles, Depends against the
+# binary, scripts, unit) and lintian-clean. Prints its time.
+test-deb: $(DEB_TARGETS)
+	@start=$$(date +%s); \
+	for deb in $(DEB_DIR)/wristlink_*.deb; do Tests/Deb/check-package.sh "$$deb" || exit 1; done; \
+	scripts/lint-deb $(DEB_DIR)/wristlink_*.deb || exit 1; \
+	echo "test-deb: checks and lintian $$(( $$(date +%s) - start )) s"
 
 # Memory: qemu's RSS is mostly qemu's own, so the same Embedded build is
 # also made for x86_64 and run natively against the same phone.
