@@ -11,7 +11,8 @@ FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-even
 
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
-.PHONY: all deps build test test-unit test-vm vm-setup embedded-check run fuzz fuzz-build clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench
+.PHONY: all deps build test test-unit test-vm vm-setup embedded-check run fuzz fuzz-build clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
+	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot
 
 all: build
 
@@ -100,6 +101,67 @@ pi-x86_64-trixie: pi-deps
 pi-test: deps pi-build
 	$(SWIFT) build -c $(CONFIG) --build-tests
 	@CONFIG=$(CONFIG) PI_MAX_BYTES=$(PI_MAX_BYTES) PI_GOAL_BYTES=$(PI_GOAL_BYTES) scripts/pi-test $(PI_SUITES)
+
+# The Debian packages (docs/debian-package.md): scripts/build-deb BINARY
+# SUITE stages the tree and runs dpkg-deb --root-owner-group; Depends: comes
+# from the binary (dpkg-shlibdeps against the suite's libc6 and libgpiod,
+# fetched once by scripts/deb-libs into .build/deb-libs). Output in
+# .build/deb/: wristlink_VERSION+deb13_ARCH.deb for trixie, +deb12 for
+# bookworm. Each package takes its binary and suite from variables.
+# amd64: the Embedded x86_64 build against trixie's libgpiod 2 (no Swift
+# runtime), for the tests and the systemd VM. arm64: the Pi binaries of
+# `make pi`, one per suite.
+DEB_AMD64_BINARY ?= .build/pi-x86_64-trixie/wristlink
+DEB_AMD64_SUITE ?= trixie
+DEB_TRIXIE_BINARY ?= .build/pi-trixie/wristlink
+DEB_BOOKWORM_BINARY ?= .build/pi-bookworm/wristlink
+# What `make deb` and `make test-deb` build.
+DEB_TARGETS ?= deb-amd64 deb-arm64-trixie deb-arm64-bookworm
+DEB_DIR := .build/deb
+
+deb: $(DEB_TARGETS)
+	@scripts/lint-deb $(DEB_DIR)/wristlink_*.deb
+
+# dpkg-dev (dpkg-shlibdeps), lintian, readelf (binutils).
+deb-deps:
+	@scripts/ensure-packages dpkg-dev binutils lintian
+
+deb-amd64: deb-deps pi-x86_64-trixie
+	@scripts/deb-libs $(DEB_AMD64_SUITE) amd64
+	@rm -f $(DEB_DIR)/wristlink_*_amd64.deb
+	scripts/build-deb $(DEB_AMD64_BINARY) $(DEB_AMD64_SUITE)
+
+deb-arm64-bookworm: deb-deps pi-build
+	@scripts/deb-libs bookworm arm64
+	@rm -f $(DEB_DIR)/wristlink_*+deb12_arm64.deb
+	scripts/build-deb $(DEB_BOOKWORM_BINARY) bookworm
+
+deb-arm64-trixie: deb-deps pi-build
+	@scripts/deb-libs trixie arm64
+	@rm -f $(DEB_DIR)/wristlink_*+deb13_arm64.deb
+	scripts/build-deb $(DEB_TRIXIE_BINARY) trixie
+
+# lintian on every package in .build/deb: an error or a warning fails.
+deb-lint: deb-deps
+	@scripts/lint-deb $(DEB_DIR)/wristlink_*.deb
+
+# For `make test`: every package of DEB_TARGETS built, its contents checked
+# (Tests/Deb/check-package.sh: paths, modes, conffiles, Depends against the
+# binary, scripts, unit) and lintian-clean. Prints its time. The amd64
+# binary's `help` runs against the trixie sysroot's libgpiod 3 (this host is
+# bookworm).
+test-deb: $(DEB_TARGETS)
+	@start=$$(date +%s); \
+	for deb in $(DEB_DIR)/wristlink_*.deb; do \
+		CHECK_LIBRARY_PATH=$(CURDIR)/.build/pi-sysroot-trixie-amd64/usr/lib/x86_64-linux-gnu Tests/Deb/check-package.sh "$$deb" || exit 1; done; \
+	scripts/lint-deb $(DEB_DIR)/wristlink_*.deb || exit 1; \
+	echo "test-deb: checks and lintian $$(( $$(date +%s) - start )) s"
+
+# Not in `make test` (~2.5 min and the mirror for the chroot, once): the
+# amd64 package installed, reinstalled, removed, reinstalled and purged in a
+# trixie chroot with bluez (Tests/Deb/chroot-install.sh), no systemd running.
+test-deb-chroot: deb-amd64
+	@Tests/Deb/chroot-install.sh $(DEB_DIR)/wristlink_*_amd64.deb $(DEB_AMD64_SUITE)
 
 # Memory: qemu's RSS is mostly qemu's own, so the same Embedded build is
 # also made for x86_64 (against the host's bookworm libraries) and run
