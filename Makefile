@@ -22,7 +22,7 @@ deps:
 build: deps
 	$(SWIFT) build -c $(CONFIG)
 
-test: deps test-unit embedded-check pi-test test-vm
+test: deps test-unit embedded-check pi-test test-deb test-vm
 	@echo "make test: all passed"
 
 test-unit: deps
