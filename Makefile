@@ -11,7 +11,8 @@ FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-even
 
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
-.PHONY: all deps build test test-unit test-vm vm-setup embedded-check run fuzz fuzz-build clean install soak pi pi-deps pi-build pi-test pi-measure bench
+.PHONY: all deps build test test-unit test-vm vm-setup embedded-check run fuzz fuzz-build clean install soak pi pi-deps pi-build pi-test pi-measure bench \
+	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-amd64-binary deb-lint test-deb
 
 all: build
 
@@ -74,6 +75,51 @@ pi-test: deps pi-build
 	@size=$$(wc -c < .build/pi/wristlink); \
 		echo "pi-test: binary $$size bytes (goal $(PI_GOAL_BYTES), growth limit $(PI_MAX_BYTES))"; \
 		test "$$size" -le $(PI_MAX_BYTES)
+
+# The Debian packages (docs/debian-package.md): scripts/build-deb BINARY
+# SUITE stages the tree and runs dpkg-deb; Depends: comes from the binary
+# (dpkg-shlibdeps). Output in .build/deb/, named wristlink_VER+debNN_ARCH.deb
+# (+deb13 trixie, +deb12 bookworm). Each package takes its binary and suite
+# from variables, so another build can be packaged without editing this file.
+# amd64: the Embedded x86_64 build (no Swift runtime needed), for the tests
+# and the systemd VM.
+DEB_AMD64_BINARY ?= .build/pi-x86_64/wristlink
+DEB_AMD64_SUITE ?= bookworm
+DEB_TRIXIE_BINARY ?= .build/pi-trixie/wristlink
+DEB_BOOKWORM_BINARY ?= .build/pi/wristlink
+DEB_DIR := .build/deb
+
+deb: deb-amd64 deb-arm64-bookworm deb-lint
+
+# dpkg-dev (dpkg-shlibdeps) and lintian; readelf is binutils.
+deb-deps:
+	@scripts/ensure-packages dpkg-dev binutils lintian
+
+deb-amd64-binary: deps
+	PI_ARCH=x86_64 scripts/build-pi $(PI_MODULES)
+
+deb-amd64: deb-deps deb-amd64-binary
+	@rm -f $(DEB_DIR)/wristlink_*_amd64.deb
+	scripts/build-deb $(DEB_AMD64_BINARY) $(DEB_AMD64_SUITE)
+
+deb-arm64-bookworm: deb-deps pi-build
+	@rm -f $(DEB_DIR)/wristlink_*+deb12_arm64.deb
+	scripts/build-deb $(DEB_BOOKWORM_BINARY) bookworm
+
+deb-arm64-trixie: deb-deps pi-build
+	@rm -f $(DEB_DIR)/wristlink_*+deb13_arm64.deb
+	scripts/build-deb $(DEB_TRIXIE_BINARY) trixie
+
+# lintian on every package in .build/deb: any error or warning fails
+# (overrides, each with its reason, are in board/deb/lintian-overrides).
+deb-lint: deb-deps
+	@scripts/lint-deb $(DEB_DIR)/wristlink_*.deb
+
+# make test: the amd64 package built and its contents checked
+# (Tests/Deb/check-package.sh), then lintian on it.
+test-deb: deb-amd64
+	@Tests/Deb/check-package.sh $(DEB_DIR)/wristlink_*_amd64.deb
+	@scripts/lint-deb $(DEB_DIR)/wristlink_*_amd64.deb
 
 # Memory: qemu's RSS is mostly qemu's own, so the same Embedded build is
 # also made for x86_64 and run natively against the same phone.
