@@ -31,6 +31,8 @@ for m in ecdh_generic ecc cmac aes_generic drbg bluetooth hci_vhci; do
     modprobe "$m" 2>>"$OUT/modprobe-$PHASE.err" || echo "modprobe $m failed" >> "$OUT/modprobe-$PHASE.err"
 done
 test -c /dev/vhci || { echo "FAIL 0 vm-setup 0.0 no /dev/vhci (hci_vhci)" >> "$OUT/summary.txt"; end_boot; }
+# wl-vm-gpiosim.service makes the chip at boot; should it have failed, try once more here
+test -s /run/wl-vm/sim || { log "no gpio-sim chip from wl-vm-gpiosim.service: making it now"; sh "$REPO/Tests/VM/systemd/gpio-sim-chip.sh"; }
 test -s /run/wl-vm/sim || { echo "FAIL 0 vm-setup 0.0 no gpio-sim chip (wl-vm-gpiosim.service)" >> "$OUT/summary.txt"; end_boot; }
 
 log "case.py phase $PHASE"

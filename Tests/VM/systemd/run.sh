@@ -7,7 +7,7 @@
 # first if missing). 9p shares: the repository read-only (wlrepo: guest.sh,
 # case.py, phone.py, board/vm) and the run's folder read-write (wlout:
 # results, the packages, the phone's keystore across the two boots).
-# Env: VM_MEMORY (1G), VM_CPUS (1), VM_BOOT1_TIMEOUT (420 s), VM_BOOT2_TIMEOUT
+# Env: WL_VM_IMAGE (an image folder instead of build-image.sh's), VM_MEMORY (1G), VM_CPUS (1), VM_BOOT1_TIMEOUT (420 s), VM_BOOT2_TIMEOUT
 #      (240 s): the hard bounds on each qemu; WL_PHASE_TIMEOUT (case.py in
 #      each boot, 380 s).
 # Results: .build/vm/systemd/run-<date>/ (latest links the newest; 3 kept).
@@ -24,7 +24,7 @@ for d in "${debs[@]}"; do
   [ -f "$d" ] || { echo "test-systemd: no package $d (make deb builds it)" >&2; exit 2; }
 done
 "$ROOT/scripts/ensure-packages" qemu-system-x86 qemu-utils
-IMG="$("$HERE/build-image.sh" | tail -1)"
+IMG="${WL_VM_IMAGE:-$("$HERE/build-image.sh" | tail -1)}"   # WL_VM_IMAGE: an image folder to use as it is
 for f in root.img vmlinuz initrd.img kver; do
   [ -f "$IMG/$f" ] || { echo "test-systemd: $IMG/$f missing" >&2; exit 2; }
 done
@@ -35,6 +35,15 @@ mkdir -p "$OUT/debs"
 ln -sfn "$OUT" "$RUNS/latest"
 ls -1dt "$RUNS"/run-* 2>/dev/null | tail -n +4 | xargs -r rm -rf
 cp "${debs[@]}" "$OUT/debs/"
+# A package linked against libgpiod 1.6 (libgpiod2, Debian 12) cannot be
+# installed on trixie, which has only libgpiod3: until the amd64 package is
+# the trixie build, bookworm's libgpiod2 goes in beside it, said loudly.
+for d in "${debs[@]}"; do
+  if dpkg-deb -f "$d" Depends | grep -q 'libgpiod2'; then
+    echo "test-systemd: NOTE: ${d##*/} depends on libgpiod2 (libgpiod 1.6, bookworm), which trixie does not have: installing bookworm's libgpiod2 beside it" | tee "$OUT/NOTE-libgpiod2.txt"
+    (cd "$OUT/debs" && timeout "${WL_SETUP_NET_TIMEOUT:-900}" apt-get download -q -o APT::Sandbox::User=root libgpiod2 >/dev/null)
+  fi
+done
 : > "$OUT/summary.txt"
 echo "export WL_PHASE_TIMEOUT=${WL_PHASE_TIMEOUT:-380}" > "$OUT/params.env"
 qemu-img create -q -f qcow2 -b "$IMG/root.img" -F raw "$OUT/disk.qcow2"
@@ -48,7 +57,7 @@ boot() {  # boot PHASE TIMEOUT
     qemu-system-x86_64 -accel tcg -machine q35 -cpu max -m "${VM_MEMORY:-1G}" -smp "${VM_CPUS:-1}" \
       -display none -no-reboot -serial "file:$OUT/console-$phase.log" -monitor none -nic none \
       -kernel "$IMG/vmlinuz" -initrd "$IMG/initrd.img" \
-      -append "root=/dev/vda rw console=ttyS0 wl.phase=$phase systemd.show_status=auto" \
+      -append "root=/dev/vda rw console=ttyS0 quiet mitigations=off wl.phase=$phase" \
       -drive "file=$OUT/disk.qcow2,if=virtio,format=qcow2,cache=unsafe" \
       -device virtio-rng-pci \
       -virtfs "local,path=$ROOT,mount_tag=wlrepo,security_model=none,readonly=on" \

@@ -1,6 +1,7 @@
 #!/bin/sh
-# In the test image (wl-vm-gpiosim.service, at every boot): loads gpio-sim
-# (built out of tree into the image by image/in-chroot.sh) and creates the
+# In the test VM (the image's wl-vm-gpiosim.service runs it from the 9p
+# share at every boot): loads gpio-sim (built out of tree into the image by
+# image/in-chroot.sh) and creates the
 # chip board/vm names: one bank labelled wristlink-vm, five named lines in
 # this order, all pulled down (buttons released). Same chip as
 # Tests/VM/guest.sh makes for the virtme-ng suite. Writes the chip's sysfs
