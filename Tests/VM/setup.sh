@@ -4,6 +4,9 @@
 #    busybox (virtme-ng's initramfs), gpiod 1.6, bluez tools, libbluetooth-dev
 #  - Python venv with pinned virtme-ng + bumble  -> .build/vm/venv
 #  - out-of-tree gpio-sim.ko for the installed kernel -> .build/vm/gpio-sim/
+#  - when WL_VM_KERNELS names trixie (default: bookworm,trixie): Debian
+#    trixie's 6.12 kernel, modules and gpio-sim.ko, fetched without installing
+#    them (fetch-trixie.sh) -> .build/vm/trixie/
 # Every step is skipped when its result is already there; the network steps
 # are bounded (WL_SETUP_NET_TIMEOUT, default 900 s) so `make test` cannot hang.
 set -euo pipefail
@@ -23,7 +26,7 @@ command -v bc >/dev/null || { timeout 900 apt-get install -y -q bc >/dev/null 2>
 APT_PKGS=(
   qemu-system-x86 busybox-static kmod
   linux-image-amd64 linux-headers-amd64 linux-source-6.1
-  build-essential xz-utils bc
+  build-essential xz-utils bc file
   gpiod
   bluez libbluetooth-dev
 )
@@ -72,28 +75,18 @@ fi
 # ------------------------------------------------------------ gpio-sim.ko
 GS="$CACHE/gpio-sim"
 if [ ! -f "$GS/gpio-sim.ko" ] || [ "$(cat "$GS/kver" 2>/dev/null)" != "$KVER" ] \
-   || [ "$HERE/gpio-sim/Kbuild" -nt "$GS/gpio-sim.ko" ]; then
-  phase "gpio-sim: extracting sources from linux-source-6.1"
-  rm -rf "$GS"; mkdir -p "$GS"
-  SRC_TAR="$(ls /usr/src/linux-source-6.1.tar.* | head -1)"
-  tar -xf "$SRC_TAR" -C "$GS" --strip-components=1 \
-      linux-source-6.1/drivers/gpio/gpio-sim.c \
-      linux-source-6.1/drivers/gpio/gpiolib.h \
-      linux-source-6.1/kernel/irq/irq_sim.c
-  mv "$GS/drivers/gpio/gpio-sim.c"  "$GS/gpio-sim-core.c"
-  mv "$GS/drivers/gpio/gpiolib.h"   "$GS/gpiolib.h"
-  mv "$GS/kernel/irq/irq_sim.c"     "$GS/irq_sim.c"
-  rm -rf "$GS/drivers" "$GS/kernel"
-  # irq_to_desc() is not exported to modules in 6.1.
-  grep -q 'handle_simple_irq(irq_to_desc(irqnum))' "$GS/irq_sim.c"
-  sed -i 's/handle_simple_irq(irq_to_desc(irqnum))/generic_handle_irq(irqnum)/' "$GS/irq_sim.c"
-  cp "$HERE/gpio-sim/Kbuild" "$GS/Kbuild"
-  phase "gpio-sim: building against /lib/modules/$KVER/build"
-  make -s -C "/lib/modules/$KVER/build" M="$GS" modules
-  echo "$KVER" > "$GS/kver"
-  modinfo "$GS/gpio-sim.ko" | grep -E '^(vermagic|depends)'
+   || [ "$HERE/gpio-sim/Kbuild" -nt "$GS/gpio-sim.ko" ] || [ "$HERE/gpio-sim/build.sh" -nt "$GS/gpio-sim.ko" ]; then
+  phase "gpio-sim: building from linux-source-6.1 against /lib/modules/$KVER/build"
+  "$HERE/gpio-sim/build.sh" "$(ls /usr/src/linux-source-6.1.tar.* | head -1)" linux-source-6.1 \
+      "/lib/modules/$KVER/build" "$GS" "$KVER"
 else
   phase "gpio-sim: up to date"
 fi
+
+# ------------------------------------------------------ trixie's 6.12 kernel
+case ",${WL_VM_KERNELS:-bookworm,trixie}," in
+  *,trixie,*) "$HERE/fetch-trixie.sh" ;;
+  *) phase "trixie kernel: not asked for (WL_VM_KERNELS=${WL_VM_KERNELS})" ;;
+esac
 
 phase "done"
