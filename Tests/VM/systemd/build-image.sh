@@ -9,7 +9,7 @@
 #
 # Cache: $WL_VM_IMAGE_CACHE (default /var/cache/wristlink/vm-trixie), outside
 # the clone so CI runs on one machine share it; one folder per key, the key
-# being a hash of this script, image/, requirements.txt and gpio-sim/Kbuild
+# being a hash of this script, image/, requirements.txt and gpio-sim/
 # (the package list lives in this script). Prints the folder on stdout's last
 # line. Needs root (mmdebstrap --mode=root). Bounded: WL_IMAGE_TIMEOUT
 # (default 1800 s) for the whole build.
@@ -32,7 +32,7 @@ PACKAGES=(
   linux-headers-amd64 linux-source make xz-utils
 )
 
-key="$( { cat "$HERE/build-image.sh"; cat "$HERE"/image/*; cat "$VMDIR/requirements.txt" "$VMDIR/gpio-sim/Kbuild"; } | sha256sum | cut -c1-16)"
+key="$( { cat "$HERE/build-image.sh"; cat "$HERE"/image/*; cat "$VMDIR/requirements.txt" "$VMDIR"/gpio-sim/*; } | sha256sum | cut -c1-16)"
 OUT="$BASE/$key"
 if [ -f "$OUT/ready" ]; then
   echo "build-image: cached ($OUT)"
@@ -49,8 +49,15 @@ if [ -f "$OUT/ready" ]; then echo "$OUT"; exit 0; fi   # built while we waited
 
 T0=$(date +%s)
 WORK="$BASE/.build-$key"
-rm -rf "$WORK"; mkdir -p "$WORK/stage"
-cp "$HERE"/image/* "$VMDIR/requirements.txt" "$VMDIR/gpio-sim/Kbuild" "$WORK/stage/"
+# an interrupted mmdebstrap may leave its chroot mounts (proc, sys, dev)
+for old in "$BASE"/.build-*; do
+  [ -d "$old" ] || continue
+  { findmnt -rn -o TARGET | grep "^$old/" || true; } | sort -r | xargs -r -n1 umount -l
+  rm -rf --one-file-system "$old"
+done
+mkdir -p "$WORK/stage"
+cp "$HERE"/image/* "$VMDIR/requirements.txt" "$WORK/stage/"
+cp -r "$VMDIR/gpio-sim" "$WORK/stage/gpio-sim"
 cp "${PIP_CERT:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}" "$WORK/stage/host-ca.crt"
 pkgs="$(printf '%s\n' "${PACKAGES[@]}" | grep -v '^#' | paste -sd, -)"
 echo "build-image: mmdebstrap trixie ($MIRROR) into $WORK/root" >&2

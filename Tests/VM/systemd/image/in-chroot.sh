@@ -1,6 +1,7 @@
 #!/bin/sh
 # Runs inside the mmdebstrap root (a customize hook of build-image.sh, with
-# the network and the stage folder /tmp/wl-image): gpio-sim for the image's
+# the network and the stage folder /tmp/wl-image: image/*, requirements.txt,
+# gpio-sim/{build.sh,Kbuild}): gpio-sim for the image's
 # own kernel, the Bumble venv, the test units, then removes the build-only
 # packages. Prints what it found in the kernel configuration.
 set -eu
@@ -11,32 +12,17 @@ echo "in-chroot: kernel $KVER"
 grep -E '^(# )?CONFIG_(GPIO_SIM|IRQ_SIM|BT_HCIVHCI|GPIO_CDEV|GPIO_CDEV_V1|CONFIGFS_FS|NET_9P_VIRTIO|9P_FS)[= ]' "$CONFIG" || true
 
 # ------------------------------------------------------------ gpio-sim.ko
+# Tests/VM/gpio-sim/build.sh (shared with setup.sh and fetch-trixie.sh),
+# copied in with its Kbuild, against this root's linux-source and headers.
 if grep -q '^CONFIG_GPIO_SIM=[ym]' "$CONFIG"; then
     echo "in-chroot: the kernel has gpio-sim"
 else
-    B=/tmp/gpio-sim-build
-    rm -rf "$B"; mkdir -p "$B"
     TAR="$(ls /usr/src/linux-source-*.tar.* | head -1)"
-    TOP="$(basename "$TAR" | sed 's/\.tar\..*//')"
-    tar -xf "$TAR" -C "$B" --strip-components=1 \
-        "$TOP/drivers/gpio/gpio-sim.c" "$TOP/drivers/gpio/gpiolib.h" "$TOP/kernel/irq/irq_sim.c"
-    mv "$B/drivers/gpio/gpio-sim.c" "$B/gpio-sim-core.c"
-    mv "$B/drivers/gpio/gpiolib.h" "$B/gpiolib.h"
-    mv "$B/kernel/irq/irq_sim.c" "$B/irq_sim.c"
-    if grep -q '^CONFIG_IRQ_SIM=y' "$CONFIG"; then
-        echo "in-chroot: CONFIG_IRQ_SIM=y: building gpio-sim.c alone"
-        printf 'obj-m := gpio-sim.o\ngpio-sim-y := gpio-sim-core.o\nccflags-y := -I$(src)\n' > "$B/Kbuild"
-    else
-        # irq_to_desc() is not exported to modules (Tests/VM/setup.sh)
-        grep -q 'handle_simple_irq(irq_to_desc(irqnum))' "$B/irq_sim.c"
-        sed -i 's/handle_simple_irq(irq_to_desc(irqnum))/generic_handle_irq(irqnum)/' "$B/irq_sim.c"
-        cp "$S/Kbuild" "$B/Kbuild"
-    fi
-    make -s -C "/lib/modules/$KVER/build" M="$B" modules
-    install -D -m 0644 "$B/gpio-sim.ko" "/lib/modules/$KVER/updates/gpio-sim.ko"
+    bash "$S/gpio-sim/build.sh" "$TAR" "$(basename "$TAR" | sed 's/\.tar\..*//')" \
+        "/lib/modules/$KVER/build" /tmp/gpio-sim-build "$KVER"
+    install -D -m 0644 /tmp/gpio-sim-build/gpio-sim.ko "/lib/modules/$KVER/updates/gpio-sim.ko"
     depmod "$KVER"
-    modinfo "/lib/modules/$KVER/updates/gpio-sim.ko" | grep -E '^(vermagic|depends)'
-    rm -rf "$B"
+    rm -rf /tmp/gpio-sim-build
 fi
 
 # ------------------------------------------------------------ Bumble venv
