@@ -11,8 +11,8 @@ FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-even
 
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
-.PHONY: all deps build test test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build clean install soak pi pi-deps pi-build pi-test pi-measure bench \
-	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-amd64-binary deb-lint test-deb
+.PHONY: all deps build test test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
+	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot
 
 all: build
 
@@ -37,9 +37,19 @@ embedded-check: deps
 # virtme-ng VM (Debian's 6.1 kernel under TCG) against the kernel's Bluetooth
 # stack, a Bumble iPhone and gpio-sim lines. One boot runs every case; the
 # whole run is bounded (VM_TIMEOUT, default 590 s). VM_CASES=1,2 runs some.
-test-vm: deps vm-setup
+# A second, shorter boot runs the libgpiod 2 backend through the same suite:
+# the x86_64 Embedded build against trixie's libgpiod3
+# (Tests/VM/firmware-gpiod2.sh) in the cases that drive outputs and press
+# buttons (VM_GPIOD2_CASES, default 1,2; none skips it), bounded by
+# VM_GPIOD2_TIMEOUT (default 300 s).
+VM_GPIOD2_CASES ?= 1,2
+VM_GPIOD2_TIMEOUT ?= 300
+test-vm: deps vm-setup pi-x86_64-trixie
 	$(SWIFT) build -c release --product wristlink
 	@Tests/VM/run-vm.sh $(VM_CASES)
+	@if [ "$(VM_GPIOD2_CASES)" != none ]; then \
+		echo "test-vm: the libgpiod 2 build (.build/pi-x86_64-trixie/wristlink), cases $(VM_GPIOD2_CASES)"; \
+		VM_TIMEOUT=$(VM_GPIOD2_TIMEOUT) WL_FIRMWARE=$(CURDIR)/Tests/VM/firmware-gpiod2.sh Tests/VM/run-vm.sh $(VM_GPIOD2_CASES); fi
 
 # The systemd case (Tests/VM/NOTES.md, "The systemd case"): the amd64
 # package (deb-amd64) installed in a Debian trixie VM with systemd as PID 1,
@@ -58,9 +68,14 @@ vm-setup:
 	@Tests/VM/setup.sh
 
 # The Pi binary (docs/pi-build.md): the same sources cross-built with
-# Embedded Swift for aarch64 Linux, packed with the board files.
+# Embedded Swift for aarch64 Linux, packed with the board files, once per
+# Debian suite: trixie (Raspberry Pi OS today, libgpiod 2: .build/pi-trixie)
+# and bookworm (legacy, libgpiod 1.6: .build/pi-bookworm). Each links its own
+# suite's libraries (.build/pi-sysroot-SUITE, from scripts/pi-deps); the
+# libgpiod backend follows the sysroot's pkg-config version.
 # Every Swift module of the binary in dependency order, the entry point last.
 PI_MODULES ?= $(CORE_MODULES) PlatformLinux App wristlink-pi
+PI_SUITES ?= trixie bookworm
 # Issue 9's goal is 256 KiB; the whole firmware is over it today (see
 # docs/pi-build.md "Size"), so the check guards against growth instead.
 PI_GOAL_BYTES ?= 262144
@@ -70,75 +85,97 @@ pi-deps:
 	@scripts/pi-deps
 
 pi-build: pi-deps
-	@scripts/build-pi $(PI_MODULES)
+	@for suite in $(PI_SUITES); do start=$$(date +%s); \
+		PI_SUITE=$$suite scripts/build-pi $(PI_MODULES) || exit 1; \
+		echo "pi-build: $$suite in $$(($$(date +%s) - start)) s"; done
 
 pi: pi-build
-	@scripts/package-pi
+	@for suite in $(PI_SUITES); do PI_SUITE=$$suite scripts/package-pi || exit 1; done
 
-# The aarch64 binary under qemu against the scripted phone of
-# PiBinaryTests (the host build of the same entry point passes it in
-# test-unit), and the size goal. deps: the host test build needs the Debian
-# headers (pi-deps only sets up the cross build).
+# The same Embedded build for x86_64 against trixie's libgpiod 2
+# (.build/pi-x86_64-trixie/wristlink): for an amd64 trixie machine, and the
+# VM suite's libgpiod 2 run.
+pi-x86_64-trixie: pi-deps
+	PI_ARCH=x86_64 PI_SUITE=trixie scripts/build-pi $(PI_MODULES)
+
+# Each aarch64 binary under qemu, with its own suite's libraries, against
+# the scripted phone of PiBinaryTests (the host build of the same entry point
+# passes it in test-unit); each must NEED its suite's libgpiod (readelf -d)
+# and stay under the size limit (scripts/pi-test). deps: the host test build
+# needs the Debian headers (pi-deps only sets up the cross build).
 pi-test: deps pi-build
 	$(SWIFT) build -c $(CONFIG) --build-tests
-	WRISTLINK_PI_COMMAND="$$(command -v qemu-aarch64) -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=$(CURDIR)/.build/pi-sysroot/usr/lib/aarch64-linux-gnu .build/pi/wristlink" \
-		$(SWIFT) test -c $(CONFIG) --skip-build --filter PiBinaryTests
-	@size=$$(wc -c < .build/pi/wristlink); \
-		echo "pi-test: binary $$size bytes (goal $(PI_GOAL_BYTES), growth limit $(PI_MAX_BYTES))"; \
-		test "$$size" -le $(PI_MAX_BYTES)
+	@CONFIG=$(CONFIG) PI_MAX_BYTES=$(PI_MAX_BYTES) PI_GOAL_BYTES=$(PI_GOAL_BYTES) scripts/pi-test $(PI_SUITES)
 
 # The Debian packages (docs/debian-package.md): scripts/build-deb BINARY
-# SUITE stages the tree and runs dpkg-deb; Depends: comes from the binary
-# (dpkg-shlibdeps). Output in .build/deb/, named wristlink_VER+debNN_ARCH.deb
-# (+deb13 trixie, +deb12 bookworm). Each package takes its binary and suite
-# from variables, so another build can be packaged without editing this file.
-# amd64: the Embedded x86_64 build (no Swift runtime needed), for the tests
-# and the systemd VM.
-DEB_AMD64_BINARY ?= .build/pi-x86_64/wristlink
-DEB_AMD64_SUITE ?= bookworm
+# SUITE stages the tree and runs dpkg-deb --root-owner-group; Depends: comes
+# from the binary (dpkg-shlibdeps against the suite's libc6 and libgpiod,
+# fetched once by scripts/deb-libs into .build/deb-libs). Output in
+# .build/deb/: wristlink_VERSION+deb13_ARCH.deb for trixie, +deb12 for
+# bookworm. Each package takes its binary and suite from variables.
+# amd64: the Embedded x86_64 build against trixie's libgpiod 2 (no Swift
+# runtime), for the tests and the systemd VM. arm64: the Pi binaries of
+# `make pi`, one per suite.
+DEB_AMD64_BINARY ?= .build/pi-x86_64-trixie/wristlink
+DEB_AMD64_SUITE ?= trixie
 DEB_TRIXIE_BINARY ?= .build/pi-trixie/wristlink
-DEB_BOOKWORM_BINARY ?= .build/pi/wristlink
+DEB_BOOKWORM_BINARY ?= .build/pi-bookworm/wristlink
+# What `make deb` and `make test-deb` build.
+DEB_TARGETS ?= deb-amd64 deb-arm64-trixie deb-arm64-bookworm
 DEB_DIR := .build/deb
 
-deb: deb-amd64 deb-arm64-bookworm deb-lint
+deb: $(DEB_TARGETS)
+	@scripts/lint-deb $(DEB_DIR)/wristlink_*.deb
 
-# dpkg-dev (dpkg-shlibdeps) and lintian; readelf is binutils.
+# dpkg-dev (dpkg-shlibdeps), lintian, readelf (binutils).
 deb-deps:
 	@scripts/ensure-packages dpkg-dev binutils lintian
 
-deb-amd64-binary: deps
-	PI_ARCH=x86_64 scripts/build-pi $(PI_MODULES)
-
-deb-amd64: deb-deps deb-amd64-binary
+deb-amd64: deb-deps pi-x86_64-trixie
+	@scripts/deb-libs $(DEB_AMD64_SUITE) amd64
 	@rm -f $(DEB_DIR)/wristlink_*_amd64.deb
 	scripts/build-deb $(DEB_AMD64_BINARY) $(DEB_AMD64_SUITE)
 
 deb-arm64-bookworm: deb-deps pi-build
+	@scripts/deb-libs bookworm arm64
 	@rm -f $(DEB_DIR)/wristlink_*+deb12_arm64.deb
 	scripts/build-deb $(DEB_BOOKWORM_BINARY) bookworm
 
 deb-arm64-trixie: deb-deps pi-build
+	@scripts/deb-libs trixie arm64
 	@rm -f $(DEB_DIR)/wristlink_*+deb13_arm64.deb
 	scripts/build-deb $(DEB_TRIXIE_BINARY) trixie
 
-# lintian on every package in .build/deb: any error or warning fails
-# (overrides, each with its reason, are in board/deb/lintian-overrides).
+# lintian on every package in .build/deb: an error or a warning fails.
 deb-lint: deb-deps
 	@scripts/lint-deb $(DEB_DIR)/wristlink_*.deb
 
-# make test: the amd64 package built and its contents checked
-# (Tests/Deb/check-package.sh), then lintian on it.
-test-deb: deb-amd64
-	@Tests/Deb/check-package.sh $(DEB_DIR)/wristlink_*_amd64.deb
-	@scripts/lint-deb $(DEB_DIR)/wristlink_*_amd64.deb
+# For `make test`: every package of DEB_TARGETS built, its contents checked
+# (Tests/Deb/check-package.sh: paths, modes, conffiles, Depends against the
+# binary, scripts, unit) and lintian-clean. Prints its time. The amd64
+# binary's `help` runs against the trixie sysroot's libgpiod 3 (this host is
+# bookworm).
+test-deb: $(DEB_TARGETS)
+	@start=$$(date +%s); \
+	for deb in $(DEB_DIR)/wristlink_*.deb; do \
+		CHECK_LIBRARY_PATH=$(CURDIR)/.build/pi-sysroot-trixie-amd64/usr/lib/x86_64-linux-gnu Tests/Deb/check-package.sh "$$deb" || exit 1; done; \
+	scripts/lint-deb $(DEB_DIR)/wristlink_*.deb || exit 1; \
+	echo "test-deb: checks and lintian $$(( $$(date +%s) - start )) s"
+
+# Not in `make test` (~2.5 min and the mirror for the chroot, once): the
+# amd64 package installed, reinstalled, removed, reinstalled and purged in a
+# trixie chroot with bluez (Tests/Deb/chroot-install.sh), no systemd running.
+test-deb-chroot: deb-amd64
+	@Tests/Deb/chroot-install.sh $(DEB_DIR)/wristlink_*_amd64.deb $(DEB_AMD64_SUITE)
 
 # Memory: qemu's RSS is mostly qemu's own, so the same Embedded build is
-# also made for x86_64 and run natively against the same phone.
+# also made for x86_64 (against the host's bookworm libraries) and run
+# natively against the same phone.
 pi-measure: deps pi-build
-	PI_ARCH=x86_64 scripts/build-pi $(PI_MODULES)
+	PI_ARCH=x86_64 PI_SUITE=bookworm scripts/build-pi $(PI_MODULES)
 	$(SWIFT) build -c $(CONFIG) --build-tests
-	WRISTLINK_PI_COMMAND=".build/pi-x86_64/wristlink" $(SWIFT) test -c $(CONFIG) --skip-build --filter PiBinaryTests
-	WRISTLINK_PI_COMMAND="$$(command -v qemu-aarch64) -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=$(CURDIR)/.build/pi-sysroot/usr/lib/aarch64-linux-gnu .build/pi/wristlink" \
+	WRISTLINK_PI_COMMAND=".build/pi-x86_64-bookworm/wristlink" $(SWIFT) test -c $(CONFIG) --skip-build --filter PiBinaryTests
+	WRISTLINK_PI_COMMAND="$$(command -v qemu-aarch64) -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=$(CURDIR)/.build/pi-sysroot-trixie/usr/lib/aarch64-linux-gnu .build/pi-trixie/wristlink" \
 		$(SWIFT) test -c $(CONFIG) --skip-build --filter PiBinaryTests
 
 # The simulator: firmware + simulated iPhone + simulated board in this

@@ -2,6 +2,9 @@
 // Wristlink: an ANCS Notification Consumer for a Raspberry-Pi-class wearable.
 // Layout and the direction of imports: docs/architecture.md.
 import PackageDescription
+#if canImport(Foundation)
+import Foundation
+#endif
 
 // The core modules use only the standard library so they also build with
 // Embedded Swift; `Lifetimes` lets fixed buffers hand out `Span`s.
@@ -14,6 +17,32 @@ let core: [SwiftSetting] = [
     .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
 ]
 
+// The libgpiod backend of PlatformLinux follows the libgpiod that pkg-config
+// finds (docs/pi-build.md "Which libgpiod"): 1.x (Debian 12 bookworm, this
+// host) compiles GPIODLines.swift, 2.x (Debian 13 trixie) GPIODLines2.swift
+// through the compilation condition GPIOD2. WRISTLINK_GPIOD=1 or 2 overrides
+// the probe; PKG_CONFIG_PATH=.build/pi-sysroot-trixie-amd64/pkgconfig aims
+// the probe and the CGPIOD module at trixie's libgpiod-dev (scripts/pi-deps).
+func libgpiodMajor() -> Int {
+    if let forced = Context.environment["WRISTLINK_GPIOD"], let major = Int(forced) { return major }
+    #if canImport(Foundation)
+    let probe = Process()
+    probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    probe.arguments = ["pkg-config", "--modversion", "libgpiod"]
+    let output = Pipe()
+    probe.standardOutput = output
+    probe.standardError = FileHandle.nullDevice
+    guard (try? probe.run()) != nil else { return 1 }
+    let version = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    probe.waitUntilExit()
+    guard probe.terminationStatus == 0, let major = Int(version.prefix { $0 != "." }) else { return 1 }
+    return major
+    #else
+    return 1
+    #endif
+}
+let gpiod: [SwiftSetting] = libgpiodMajor() >= 2 ? [.define("GPIOD2")] : []
+
 var targets: [Target] = [
     .target(name: "Bounded", swiftSettings: core),
     .target(name: "ANCS", dependencies: ["Bounded"], swiftSettings: core),
@@ -24,7 +53,7 @@ var targets: [Target] = [
     .target(name: "CLinux"),
     .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
     .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
-    .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux", "CBlueZ", "CGPIOD", "Config"], swiftSettings: core),
+    .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux", "CBlueZ", "CGPIOD", "Config"], swiftSettings: core + gpiod),
     .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Mgmt", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Config", dependencies: ["Bounded", "Feedback", "ANCS"], swiftSettings: core),

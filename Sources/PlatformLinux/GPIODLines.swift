@@ -1,5 +1,7 @@
 // Real GPIO lines through libgpiod 1.6 (the kernel's character device, uAPI
-// v1), as the board file describes them.
+// v1), as the board file describes them. Built when pkg-config finds
+// libgpiod 1.x (Debian 12 bookworm); GPIODLines2.swift is the libgpiod 2.x
+// backend of the same type (docs/pi-build.md "Which libgpiod").
 //
 // Every line is requested once at start-up and held until deinit; a line
 // that cannot be had stops start-up with a `GPIOError` that names the line,
@@ -24,83 +26,12 @@
 // the board gives, by name or offset. Each line gets its own chip handle, so
 // releasing is the same for both: release the line, close its chip.
 
+#if !GPIOD2
 import Bounded
 import CGPIOD
 import Config
 import CLinux
 import Platform
-
-/// Why a board line could not be requested.
-public struct GPIOError: Error, Equatable, Sendable, CustomStringConvertible {
-    public enum Reason: Equatable, Sendable {
-        case noSuchChip
-        case noSuchLine
-        case busy
-        case permission
-        case failed
-    }
-
-    /// "output" or "button".
-    public var role: String
-    /// Our name for it (`led-notify`).
-    public var name: String
-    public var line: LineRef
-    /// The chip as configured, or the name of the one it was found on
-    /// (`gpiochip0`, what the gpio tools take); nil: looked for on every chip.
-    public var chip: String?
-    /// The found chip's label when it differs from its name, for messages.
-    public var chipLabel: String?
-    public var reason: Reason
-    public var underlying: SystemError
-    /// No /dev/gpiochip* exists at all (a machine without GPIO, or the
-    /// gpio-sim chip not created yet).
-    public var noChips: Bool
-
-    public init(
-        role: String, name: String, line: LineRef, chip: String?, chipLabel: String? = nil, reason: Reason,
-        underlying: SystemError, noChips: Bool
-    ) {
-        self.role = role
-        self.name = name
-        self.line = line
-        self.chip = chip
-        self.chipLabel = chipLabel
-        self.reason = reason
-        self.underlying = underlying
-        self.noChips = noChips
-    }
-
-    public var description: String {
-        let what = "\(role) \(name)"
-        let lineText: String
-        switch line {
-        case .named(let n): lineText = "line \(n)"
-        case .offset(let o): lineText = "offset \(o)"
-        }
-        let on = chip.map { " on \($0)" + (chipLabel.map { " [\($0)]" } ?? "") } ?? ""
-        let gpioinfo = chip.map { "`gpioinfo \($0)`" } ?? "`gpioinfo`"
-        switch reason {
-        case .noSuchChip:
-            return "\(what): no GPIO chip \(chip ?? "?"): check `chip` in the board file against `gpiodetect`"
-                + (noChips ? " (this machine has no /dev/gpiochip*)" : "")
-        case .noSuchLine:
-            let place = chip.map { "on \($0)" } ?? "on any GPIO chip"
-            let missing: String
-            switch line {
-            case .named(let n): missing = "no line named \(n) \(place)"
-            case .offset(let o): missing = "no line at offset \(o) \(place)"
-            }
-            return "\(what): \(missing): check line= in the board file against \(gpioinfo)"
-                + (noChips ? " (this machine has no /dev/gpiochip*)" : "")
-        case .busy:
-            return "\(what): \(lineText)\(on) is busy: another process holds it; see \(gpioinfo) (look for [used]) and stop that process"
-        case .permission:
-            return "\(what): permission denied for \(lineText)\(on): add the user to group gpio (or run as root)"
-        case .failed:
-            return "\(what): requesting \(lineText)\(on) failed: \(underlying)"
-        }
-    }
-}
 
 public struct GPIODLines: ~Copyable, LineBackend {
     /// The kernel keeps 16 events per line request; one read takes them all.
@@ -120,6 +51,9 @@ public struct GPIODLines: ~Copyable, LineBackend {
     private var failed: [Bool]
     private let events: UnsafeMutablePointer<gpiod_line_event>
     private var pending = RingBuffer<InputEvent>(capacity: GPIODLines.eventsPerRead, policy: .refuseNewest)
+    /// Edges the kernel dropped: uAPI v1 events carry no sequence numbers,
+    /// so this backend cannot tell (the libgpiod 2 one counts them).
+    public var lostEdges: UInt64 { 0 }
 
     /// Requests every output and button of `board` (not a simulated one).
     public init(board: BoardConfig) throws(GPIOError) {
@@ -237,9 +171,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
 
     /// The event's monotonic timestamp, or `now` when it cannot be one.
     public static func instant(_ ts: timespec, now: Instant) -> Instant {
-        let ms = Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-        guard ms <= now.ms, now.ms - ms <= maxEventAgeMs else { return now }
-        return Instant(ms: ms)
+        GPIODCommon.instant(ms: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000, now: now, maxAgeMs: maxEventAgeMs)
     }
 
     // MARK: Start-up
@@ -311,44 +243,13 @@ public struct GPIODLines: ~Copyable, LineBackend {
         _ spec: LineSpec, role: String, chip: String?, label: String? = nil, _ error: SystemError,
         notFound: GPIOError.Reason
     ) -> GPIOError {
-        let scan = scanChips()
-        var reason: GPIOError.Reason
-        switch error.errno {
-        case EBUSY: reason = .busy
-        case EACCES, EPERM: reason = .permission
-        // gpiod_chip_get_line answers EINVAL for an offset past the chip's end.
-        case EINVAL where error.call == "gpiod_chip_get_line": reason = .noSuchLine
-        case ENOENT, ENODEV, ENOTTY: reason = notFound
-        default: reason = .failed
-        }
-        // Looking a chip up by label falls back to /dev/<label>, which hides
-        // the EACCES of the chips it could not open behind an ENOENT.
-        if reason == notFound && scan.inaccessible { reason = .permission }
-        return GPIOError(
-            role: role, name: spec.name, line: spec.line, chip: chip, chipLabel: label, reason: reason, underlying: error,
-            noChips: scan.count == 0)
-    }
-
-    /// How many /dev/gpiochip* exist, and whether one of them cannot be
-    /// opened for lack of permission.
-    private static func scanChips() -> (count: Int, inaccessible: Bool) {
-        guard let dir = opendir("/dev") else { return (0, false) }
-        defer { closedir(dir) }
-        var count = 0
-        var inaccessible = false
-        while let entry = CLinux.readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
-            guard name.hasPrefix("gpiochip") else { continue }
-            count += 1
-            do throws(SystemError) {
-                _ = try Sys.call32("access") { access("/dev/" + name, R_OK | W_OK) }
-            } catch {
-                if error.errno == EACCES || error.errno == EPERM { inaccessible = true }
-            }
-        }
-        return (count, inaccessible)
+        // gpiod_chip_get_line answers EINVAL for an offset past the chip's
+        // end. Looking a chip up by label falls back to /dev/<label>, which
+        // hides the EACCES of the chips it could not open behind an ENOENT
+        // (GPIODCommon.error reports permission then).
+        GPIODCommon.error(
+            spec, role: role, chip: chip, label: label, error, notFound: notFound,
+            offsetPastEnd: error.call == "gpiod_chip_get_line")
     }
 
     private static func release(_ lines: [OpaquePointer]) {
@@ -359,3 +260,4 @@ public struct GPIODLines: ~Copyable, LineBackend {
         }
     }
 }
+#endif

@@ -23,7 +23,9 @@
 //   BlueZLink.swift       the link over L2CAP on the ATT fixed channel, security
 //   MgmtSocket.swift      the Bluetooth management interface (HCI_CHANNEL_CONTROL)
 //   SimLines.swift        simulated lines, buttons pressed from a console
-//   GPIODLines.swift      real lines through libgpiod, as the board file says
+//   GPIODLines.swift      real lines through libgpiod 1.6, as the board file says
+//   GPIODLines2.swift     the same type through libgpiod 2.x (built instead: GPIOD2)
+//   GPIOError.swift       what both share: start-up errors, chip scan, lost-edge count
 //   CommandReader.swift   bounded line reader for the console
 //   Signals.swift         SIGINT/SIGTERM through signalfd
 //   StateFile.swift       the bond file, written atomically

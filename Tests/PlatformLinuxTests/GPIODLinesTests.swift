@@ -71,6 +71,38 @@ struct GPIODStartupTests {
     }
 }
 
+@Suite("libgpiod 2 sequence numbers: lost edges")
+struct EdgeSequenceTests {
+    @Test("consecutive sequence numbers lose nothing; a gap counts the edges the kernel dropped")
+    func gapIsCounted() {
+        var sequence = EdgeSequence()
+        #expect(sequence.observe(1) == 0)
+        #expect(sequence.observe(2) == 0)
+        #expect(sequence.observe(6) == 3)
+        #expect(sequence.observe(7) == 0)
+        #expect(sequence.observe(9) == 1)
+        #expect(sequence.lost == 4)
+        #expect(sequence.last == 9)
+    }
+
+    @Test("a first event numbered past 1 means the edges before it were dropped")
+    func firstEventPastOne() {
+        var sequence = EdgeSequence()
+        #expect(sequence.observe(5) == 4)
+        #expect(sequence.lost == 4)
+    }
+
+    @Test("a number that does not move forward is no loss: the count goes on from it")
+    func backwardsIsNoLoss() {
+        var sequence = EdgeSequence()
+        _ = sequence.observe(10)
+        #expect(sequence.observe(3) == 0)
+        #expect(sequence.observe(3) == 0)
+        #expect(sequence.observe(4) == 0)
+        #expect(sequence.lost == 9)
+    }
+}
+
 /// Runs only where a gpio-sim chip labelled wristlink-vm exists, created as
 /// Tests/VM/guest.sh does: lines 0-4 are led-notify, led-call, vibration,
 /// accept, reject. `make test` does not run this bundle in the VM (its suite
