@@ -35,6 +35,9 @@ test -c /dev/vhci || { echo "FAIL 0 vm-setup 0.0 no /dev/vhci (hci_vhci)" >> "$O
 test -s /run/wl-vm/sim || { log "no gpio-sim chip from wl-vm-gpiosim.service: making it now"; sh "$REPO/Tests/VM/systemd/gpio-sim-chip.sh"; }
 test -s /run/wl-vm/sim || { echo "FAIL 0 vm-setup 0.0 no gpio-sim chip (wl-vm-gpiosim.service)" >> "$OUT/summary.txt"; end_boot; }
 
+# the whole HCI + mgmt traffic of the boot, for a failed part (btmon decodes mgmt)
+btmon -w "$OUT/hci-$PHASE.btsnoop" >/dev/null 2>&1 &
+BTMON=$!
 log "case.py phase $PHASE"
 P=$(cut -d' ' -f1 /proc/uptime)
 PYTHONDONTWRITEBYTECODE=1 timeout --signal=TERM --kill-after=10 "${WL_PHASE_TIMEOUT:-400}" \
@@ -44,4 +47,5 @@ rc=$?
 [ "$rc" -eq 124 ] && echo "FAIL 0 phase-$PHASE-timeout 0.0 case.py killed after ${WL_PHASE_TIMEOUT:-400} s" >> "$OUT/summary.txt"
 printf '%-24s %7.2f s\n' "case.py phase $PHASE" "$(awk -v p="$P" '{ print $1 - p }' /proc/uptime)" >> "$TIMES"
 log "case.py exited $rc"
+kill -INT "$BTMON" 2>/dev/null
 end_boot
