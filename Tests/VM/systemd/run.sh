@@ -7,8 +7,8 @@
 # first if missing). 9p shares: the repository read-only (wlrepo: guest.sh,
 # case.py, phone.py, board/vm) and the run's folder read-write (wlout:
 # results, the packages, the phone's keystore across the two boots).
-# Env: WL_VM_IMAGE (an image folder instead of build-image.sh's), VM_MEMORY (1G), VM_CPUS (1), VM_BOOT1_TIMEOUT (420 s), VM_BOOT2_TIMEOUT
-#      (240 s): the hard bounds on each qemu; WL_PHASE_TIMEOUT (case.py in
+# Env: WL_VM_IMAGE (an image folder instead of build-image.sh's), VM_MEMORY (1G), VM_CPUS (1), VM_BOOT1_TIMEOUT (700 s), VM_BOOT2_TIMEOUT
+#      (500 s): the hard bounds on each qemu; WL_PHASE_TIMEOUT (case.py in
 #      each boot, 380 s).
 # Results: .build/vm/systemd/run-<date>/ (latest links the newest; 3 kept).
 # Exit 0 when all seven parts passed.
@@ -71,10 +71,10 @@ boot() {  # boot PHASE TIMEOUT
 }
 shown=0
 printf '%-24s %7.1f s\n' "host: image (cached?)" "$image_s" >> "$OUT/timings.txt"
-boot1_rc=0; boot "1" "${VM_BOOT1_TIMEOUT:-420}" || boot1_rc=$?
+boot1_rc=0; boot "1" "${VM_BOOT1_TIMEOUT:-700}" || boot1_rc=$?
 boot2_rc=0
 if grep -q '^PASS 5 ' "$OUT/summary.txt"; then
-  boot "2" "${VM_BOOT2_TIMEOUT:-240}" || boot2_rc=$?
+  boot "2" "${VM_BOOT2_TIMEOUT:-500}" || boot2_rc=$?
 else
   echo "FAIL 6 reboot 0.0 not run: boot 1 did not pass" >> "$OUT/summary.txt"
   echo "FAIL 7 journal 0.0 not run: boot 1 did not pass" >> "$OUT/summary.txt"
