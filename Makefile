@@ -11,7 +11,7 @@ FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-even
 
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
-.PHONY: all deps build test test-unit test-vm vm-setup embedded-check run fuzz fuzz-build clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
+.PHONY: all deps build test test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
 	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot
 
 all: build
@@ -55,6 +55,17 @@ test-vm: deps vm-setup pi-x86_64-trixie
 		echo "test-vm: the libgpiod 2 build (.build/pi-x86_64-trixie/wristlink), kernel 6.12, cases $(VM_GPIOD2_CASES)"; \
 		VM_TIMEOUT=$(VM_GPIOD2_TIMEOUT) WL_VM_KERNEL=trixie WL_FIRMWARE=$(CURDIR)/Tests/VM/firmware-gpiod2.sh Tests/VM/run-vm.sh $(VM_GPIOD2_CASES) || rc=1; fi; \
 	exit $$rc
+
+# The systemd case (Tests/VM/NOTES.md, "The systemd case"): the amd64
+# package (deb-amd64) installed in a Debian trixie VM with systemd as PID 1,
+# booted twice from one disk under qemu (TCG): install, Type=notify and the
+# hardening, pairing and a call on gpio-sim, the watchdog, kill -9, the
+# controller gone and back, a reboot, the journal. The disk image is built
+# once with mmdebstrap (Tests/VM/systemd/build-image.sh) and cached outside
+# the clone in /var/cache/wristlink/vm-trixie. Every boot is bounded
+# (VM_BOOT1_TIMEOUT, VM_BOOT2_TIMEOUT).
+test-systemd: deps deb-amd64
+	@Tests/VM/systemd/run.sh $(DEB_DIR)/wristlink_*_amd64.deb
 
 # Idempotent: qemu, the kernel image/headers/source, gpiod and bluez tools,
 # the pinned venv (virtme-ng, bumble) and gpio-sim.ko, cached in .build/vm;
