@@ -440,6 +440,10 @@ class Case:
                         app="com.apple.mobilemail", title=SECRET_TITLE, message=SECRET_MESSAGE,
                         date="20260101T122000")
         await self.gpio.wait_value("led-notify", 1, 10)
+        # The email's own alert flickers led-notify (on 60 off 140, 5 times:
+        # 1 s); only after it is the unread indicator held on.
+        await asyncio.sleep(1.5)
+        await self.gpio.wait_value("led-notify", 1, 10)
 
     async def restart_after(self, signal_name: str, why: str, timeout: float) -> dict:
         """Sends `signal_name` to the main process; waits for systemd to
