@@ -222,10 +222,11 @@ public struct PhoneLink: ~Copyable {
     /// The refused subscription write to try again, and when.
     private var permissionRetryTag = Tag.dataSourceCCCD
     private var permissionRetryAt: Instant? = nil
-    private var permissionRetryMs: Int64 = 0
+    private var permissionBackoff: Backoff
 
     public init(config: PhoneLinkConfig) {
         self.config = config
+        permissionBackoff = Backoff(firstMs: config.permissionRetryFirstMs, maxMs: config.permissionRetryMaxMs)
         bearer = ATTBearer(config: config.bearer)
         session = Session(config: config.session)
         server = GATTServer(deviceName: config.deviceName)
@@ -303,7 +304,7 @@ public struct PhoneLink: ~Copyable {
     private mutating func clearSecurityAndRetries() {
         raise = .none
         permissionRetryAt = nil
-        permissionRetryMs = 0
+        permissionBackoff.reset()
     }
 
     /// The platform learned after `linkUp` that the phone is bonded.
@@ -535,7 +536,7 @@ public struct PhoneLink: ~Copyable {
             state = .live
             lastNotificationSourceAt = now
             lastNotificationSourceTrafficAt = now
-            permissionRetryMs = 0
+            permissionBackoff.reset()
             emit(.subscribed)
         case .notificationSourceOff:
             // Data Source again too: a phone that forgot one subscription
@@ -586,12 +587,11 @@ public struct PhoneLink: ~Copyable {
         {
             // Sharing not allowed (yet): keep the link, try again later.
             counters.permissionRefusals &+= 1
-            permissionRetryMs =
-                permissionRetryMs == 0 ? config.permissionRetryFirstMs : min(permissionRetryMs * 2, config.permissionRetryMaxMs)
+            let retryMs = permissionBackoff.fail()
             permissionRetryTag = tag
-            permissionRetryAt = now.advanced(byMs: permissionRetryMs)
+            permissionRetryAt = now.advanced(byMs: retryMs)
             state = .waitingForPermission
-            emit(.permissionWaiting(retryInMs: permissionRetryMs))
+            emit(.permissionWaiting(retryInMs: retryMs))
             return
         }
         state = .ancsAbsent

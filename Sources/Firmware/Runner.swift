@@ -32,7 +32,7 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
     private var readyNotified = false
     public static var bondSaveRetryFirstMs: Int64 { 1_000 }
     public static var bondSaveRetryMaxMs: Int64 { 60_000 }
-    private var bondSaveRetryMs: Int64 = 0
+    private var bondSaveBackoff = Backoff(firstMs: bondSaveRetryFirstMs, maxMs: bondSaveRetryMaxMs)
     /// After a failed save: not before then.
     private var bondSaveRetryAt: Instant? = nil
 
@@ -108,13 +108,13 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
     private mutating func saveBonds(now: Instant) {
         if core.serializeBonds(into: &bondFile), platform.saveBonds(bondFile) {
             core.bondsSaved()
-            bondSaveRetryMs = 0
+            bondSaveBackoff.reset()
             bondSaveRetryAt = nil
             return
         }
-        bondSaveRetryMs = bondSaveRetryMs == 0 ? Self.bondSaveRetryFirstMs : min(bondSaveRetryMs * 2, Self.bondSaveRetryMaxMs)
-        bondSaveRetryAt = now.advanced(byMs: bondSaveRetryMs)
-        sink.record(.bondsNotSaved(retryInMs: bondSaveRetryMs), core: core, now: now)
+        let retryMs = bondSaveBackoff.fail()
+        bondSaveRetryAt = now.advanced(byMs: retryMs)
+        sink.record(.bondsNotSaved(retryInMs: retryMs), core: core, now: now)
     }
 
     private mutating func receivePDU(now: Instant) {

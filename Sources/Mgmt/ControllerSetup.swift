@@ -44,7 +44,17 @@
 //
 // Index Removed puts the sequencer in `waitingForController`; Index Added for
 // our index starts it again from the top (the kernel forgets settings and
-// keys with the controller).
+// keys with the controller). While waiting it also probes: Read Controller
+// Information `probeFirstMs` (2 s) after the controller went, then at
+// doubling intervals up to `probeMaxMs` (30 s), reset by Index Added or an
+// answer. Index Added is the fast path; the probe is the bound on what a
+// missed or early one costs: the kernel answers Invalid Index while a
+// controller it has already announced is still in set-up or configuration
+// (mgmt.c checks HCI_SETUP and HCI_CONFIG before every command), and a
+// firmware that took that answer for "gone" and waited for an Index Added
+// already sent would wait for ever (seen once at boot under systemd). A probe
+// answered with Invalid Index keeps waiting, silently; one answered with the
+// controller's information carries on with the sequence.
 //
 // Advertising cadence. Add Advertising has no interval parameter, but the
 // kernel copies its default advertising interval (Set Default System
@@ -200,8 +210,27 @@ public struct ControllerSetup: ~Copyable {
         case failed(SetupStep, SetupFailure)
     }
 
+    /// The first probe after the controller went, and the longest interval.
+    public static let probeFirstMs: Int64 = 2_000
+    public static let probeMaxMs: Int64 = 30_000
+
+    enum Probe: Equatable {
+        case due(Instant)
+        case sending
+        case awaiting
+    }
+
     public let config: SetupConfig
     private var phase: Phase = .sending(.readControllerInformation)
+    /// While `waitingForController`: the next probe.
+    private var probe: Probe? = nil
+    private var probeBackoff = Backoff(firstMs: ControllerSetup.probeFirstMs, maxMs: ControllerSetup.probeMaxMs)
+    /// Probes sent since the controller went (answered or not).
+    public private(set) var probesSent = 0
+    /// Index Added came while a probe was out: the next Read Controller
+    /// Information answer is the probe's (the kernel answers in order), and
+    /// an Invalid Index in it dates from before the controller was ready.
+    private var probeAnswerPending = false
     /// The start-up sequence has finished once since the controller appeared.
     private var isConfigured = false
     public private(set) var controllerInformation: ControllerInformation? = nil
@@ -239,6 +268,8 @@ public struct ControllerSetup: ~Copyable {
     /// re-apply everything).
     public mutating func restart() {
         phase = .sending(.readControllerInformation)
+        probe = nil
+        probeAnswerPending = false
         isConfigured = false
         controllerInformation = nil
         currentSettings = ControllerSettings()
@@ -255,8 +286,14 @@ public struct ControllerSetup: ~Copyable {
     /// nil when nothing is to be sent now (waiting for a reply, ready,
     /// failed). `bonds` is read for the two Load commands.
     public mutating func nextCommand(bonds: borrowing BondStore, into out: inout ByteBuffer) throws(MgmtEncodeError) -> SetupStep? {
-        guard case .sending(let step) = phase else { return nil }
         let index = config.index
+        if phase == .waitingForController, probe == .sending {
+            try MgmtCommand.readControllerInformation.encode(index: index, into: &out)
+            probe = .awaiting
+            probesSent += 1
+            return .readControllerInformation
+        }
+        guard case .sending(let step) = phase else { return nil }
         switch step {
         case .readControllerInformation: try MgmtCommand.readControllerInformation.encode(index: index, into: &out)
         case .powerOff: try MgmtCommand.setPowered(false).encode(index: index, into: &out)
@@ -293,19 +330,31 @@ public struct ControllerSetup: ~Copyable {
         guard packet.index == config.index else { return status }
         switch packet.event {
         case .indexRemoved:
-            restart()
-            phase = .waitingForController
+            waitForController(now: now)
         case .indexAdded:
+            let probeOut = probe == .awaiting
             restart()
+            probeBackoff.reset()
+            probeAnswerPending = probeOut
         case .commandStatus(let opcode, let result):
+            if probe == .awaiting, opcode == .readControllerInformation, !result.isSuccess {
+                probeAnswered(result, nil, now: now)
+                break
+            }
+            if isStaleProbeAnswer(opcode, result) { break }
             guard case .awaiting(let step) = phase, step.opcode == opcode, !result.isSuccess else { break }
-            fail(step, result)
+            fail(step, result, now: now)
         case .commandComplete(let complete):
+            if probe == .awaiting, complete.opcode == .readControllerInformation {
+                probeAnswered(complete.status, complete.reply, now: now)
+                break
+            }
+            if isStaleProbeAnswer(complete.opcode, complete.status) { break }
             guard case .awaiting(let step) = phase, step.opcode == complete.opcode else { break }
             if complete.status.isSuccess {
                 finish(step, complete.reply, now: now)
             } else {
-                fail(step, complete.status)
+                fail(step, complete.status, now: now)
             }
         case .deviceConnected:
             connections += 1
@@ -324,12 +373,46 @@ public struct ControllerSetup: ~Copyable {
     /// When `poll` must next be called (the end of the fast phase), or nil
     /// (also while a phone is connected: the switch waits for it to leave).
     public var nextDeadline: Instant? {
+        if phase == .waitingForController, case .due(let at)? = probe { return at }
         guard phase == .idle, advertisingSpeed == .fast, connections == 0 else { return nil }
         return fastUntil
     }
 
     public mutating func poll(now: Instant) {
+        if phase == .waitingForController, case .due(let at)? = probe, now >= at { probe = .sending }
         reconcileAdvertising(now: now)
+    }
+
+    /// Waits for Index Added, probing meanwhile (see the top of the file).
+    private mutating func waitForController(now: Instant) {
+        restart()
+        phase = .waitingForController
+        probe = .due(now.advanced(byMs: probeBackoff.fail()))
+    }
+
+    /// Consumes the answer of a probe overtaken by Index Added: ignored if
+    /// it says Invalid Index; any other answer is as good as the new one's.
+    private mutating func isStaleProbeAnswer(_ opcode: MgmtOpcode, _ result: MgmtStatus) -> Bool {
+        guard probeAnswerPending, opcode == .readControllerInformation else { return false }
+        probeAnswerPending = false
+        return result == .invalidIndex
+    }
+
+    /// The answer to a probe: still not there (wait longer), there (go on
+    /// with the sequence as after Index Added), or another failure.
+    private mutating func probeAnswered(_ result: MgmtStatus, _ reply: CommandReply?, now: Instant) {
+        if result == .invalidIndex {
+            probe = .due(now.advanced(byMs: probeBackoff.fail()))
+            return
+        }
+        restart()
+        probeBackoff.reset()
+        guard result.isSuccess, let reply else {
+            phase = .failed(.readControllerInformation, .status(result))
+            return
+        }
+        phase = .awaiting(.readControllerInformation)
+        finish(.readControllerInformation, reply, now: now)
     }
 
     private mutating func finish(_ step: SetupStep, _ reply: CommandReply, now: Instant) {
@@ -362,10 +445,9 @@ public struct ControllerSetup: ~Copyable {
         advance(after: step)
     }
 
-    private mutating func fail(_ step: SetupStep, _ result: MgmtStatus) {
+    private mutating func fail(_ step: SetupStep, _ result: MgmtStatus, now: Instant) {
         if result == .invalidIndex {
-            restart()
-            phase = .waitingForController
+            waitForController(now: now)
         } else if step == .setConnectionParameters {
             statesConnectionParameters = false
             advance(after: step)

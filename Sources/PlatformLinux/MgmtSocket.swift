@@ -33,7 +33,7 @@ public struct MgmtSocket: ~Copyable {
     public private(set) var failedWrites: UInt64 = 0
     /// Reads that failed (not EAGAIN) or hit end of file.
     public private(set) var failedReads: UInt64 = 0
-    private var readBackoffMs: Int64 = 0
+    private var readBackoff = Backoff(firstMs: MgmtSocket.readBackoffFirstMs, maxMs: MgmtSocket.readBackoffMaxMs)
     /// While set, the socket is not polled or read.
     public private(set) var pausedUntil: Instant? = nil
 
@@ -105,17 +105,17 @@ public struct MgmtSocket: ~Copyable {
             readFailed("end of file", now: now)
             return false
         }
-        readBackoffMs = 0
+        readBackoff.reset()
         return true
     }
 
     private mutating func readFailed(_ what: String, now: Instant) {
         failedReads &+= 1
-        let grown = readBackoffMs < Self.readBackoffMaxMs
-        readBackoffMs = readBackoffMs == 0 ? Self.readBackoffFirstMs : min(readBackoffMs * 2, Self.readBackoffMaxMs)
-        pausedUntil = now.advanced(byMs: readBackoffMs)
+        let grown = readBackoff.canGrow
+        let pauseMs = readBackoff.fail()
+        pausedUntil = now.advanced(byMs: pauseMs)
         if grown {
-            Log.error("management socket: \(what) (\(failedReads) failed reads); not read for \(readBackoffMs) ms")
+            Log.error("management socket: \(what) (\(failedReads) failed reads); not read for \(pauseMs) ms")
         }
     }
 

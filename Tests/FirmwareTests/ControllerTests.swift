@@ -298,6 +298,26 @@ struct ControllerTests {
         #expect(rig.events().contains(.dropped(reason: "mgmt-event-malformed")))
     }
 
+    @Test("started before the controller: one controller-gone, then probes find it even when Index Added is never seen")
+    func controllerLateWithoutIndexAdded() {
+        var rig = ControllerRig()
+        let invalidIndex = mgmtEvent(0x0002, "04 00 11")
+        rig.feed(invalidIndex)
+        #expect(rig.events().filter { $0 == .controllerGone }.count == 1)
+        #expect(rig.controller.deadline == rig.now.advanced(byMs: 2_000))
+        rig.wait(ms: 2_000)
+        #expect(rig.sent() == ["04 00 00 00 00 00"], "the first probe: Read Controller Information")
+        rig.feed(invalidIndex)
+        rig.wait(ms: 4_000)
+        #expect(rig.sent() == ["04 00 00 00 00 00"], "the second, 4 s later")
+        #expect(rig.events().filter { $0 == .controllerGone }.isEmpty, "a probe that finds nothing says nothing")
+        // hci0 is there now, LE only, unpowered: the probe's answer starts the set-up.
+        rig.feed(mgmtEvent(0x0001, "04 00 00  5A 6E 0B 00 09 00  09  02 00  FF BE 01 00  00 02 00 00  00 00 00"
+            + String(repeating: " 00", count: 249 + 11)))
+        #expect(rig.sent().first?.hasPrefix("0D 00 00 00") == true, "Set Low Energy follows")
+        #expect(rig.controller.isAdvertising == false)
+    }
+
     @Test("a disabled controller (UNIX link) sends nothing")
     func disabled() {
         var config = ControllerConfig()

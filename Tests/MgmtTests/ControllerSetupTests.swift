@@ -333,7 +333,7 @@ struct ControllerSetupTests {
         #expect(try rig.feed(hex("05 00 01 00 00 00")) == .ready, "another controller")
         #expect(try rig.feed(hex("05 00 00 00 00 00")) == .waitingForController)
         #expect(try rig.next() == nil)
-        #expect(rig.setup.nextDeadline == nil)
+        #expect(rig.setup.nextDeadline == rig.now.advanced(byMs: ControllerSetup.probeFirstMs), "the first probe")
         #expect(try rig.feed(hex("04 00 01 00 00 00")) == .waitingForController)
         #expect(try rig.feed(hex("04 00 00 00 00 00")) == .inProgress(.readControllerInformation))
         let steps = try rig.runToIdle(info: info(current: "00 02 00 00"))
@@ -349,6 +349,79 @@ struct ControllerSetupTests {
         #expect(try rig.feed(hex("02 00 03 00 03 00  04 00 11")) == .waitingForController)
         #expect(try rig.feed(hex("04 00 03 00 00 00")) == .inProgress(.readControllerInformation))
         #expect(try rig.next()?.0 == .readControllerInformation)
+    }
+
+    @Test("while waiting, Read Controller Information probes at 2, 4, 8, 16, 30, 30 s; Invalid Index answers keep waiting")
+    func probesBackOffWhileAbsent() throws {
+        let rig = try Rig()
+        #expect(try rig.next()?.0 == .readControllerInformation)
+        #expect(try rig.feed(hex("02 00 00 00 03 00  04 00 11")) == .waitingForController)
+        var gaps: [Int64] = []
+        var last = rig.now
+        for _ in 0..<6 {
+            #expect(try rig.next() == nil, "nothing before the probe is due")
+            guard let due = rig.setup.nextDeadline else {
+                Issue.record("no probe deadline while waiting")
+                return
+            }
+            rig.now = due.advanced(byMs: -1)
+            rig.setup.poll(now: rig.now)
+            #expect(try rig.next() == nil, "not 1 ms early")
+            rig.now = due
+            rig.setup.poll(now: rig.now)
+            let probe = try rig.next()
+            #expect(probe?.0 == .readControllerInformation)
+            #expect(probe?.1 == hex("04 00 00 00 00 00"))
+            #expect(rig.setup.nextDeadline == nil, "one probe at a time: the next waits for its answer")
+            gaps.append(rig.now.ms(since: last))
+            last = rig.now
+            #expect(try rig.feed(hex("02 00 00 00 03 00  04 00 11")) == .waitingForController)
+        }
+        #expect(gaps == [2_000, 4_000, 8_000, 16_000, 30_000, 30_000])
+        #expect(rig.setup.probesSent == 6)
+    }
+
+    @Test("a probe answered with the controller's information carries on with the whole sequence (Index Added missed)")
+    func probeFindsController() throws {
+        let rig = try Rig()
+        _ = try rig.next()
+        #expect(try rig.feed(hex("02 00 00 00 03 00  04 00 11")) == .waitingForController)
+        rig.now = rig.now.advanced(byMs: ControllerSetup.probeFirstMs)
+        rig.setup.poll(now: rig.now)
+        #expect(try rig.next()?.0 == .readControllerInformation)
+        #expect(try rig.feed(event(0x0001, hex("04 00 00") + info(current: "00 02 00 00"))) == .inProgress(.enableLowEnergy),
+                "the probe's answer is the sequence's first step")
+        let steps = try rig.runToIdle(info: info(current: "00 02 00 00"))
+        #expect(steps.first == .enableLowEnergy)
+        #expect(steps.last == .addAdvertising)
+        #expect(rig.setup.status == .ready)
+        #expect(rig.setup.nextDeadline == rig.now.advanced(byMs: AdvertisingCadence().fastPhaseMs), "only the cadence is due")
+    }
+
+    @Test("Index Added resets the probe back-off; a late probe answer after it is not taken for the controller going")
+    func indexAddedResetsProbe() throws {
+        let rig = try Rig()
+        _ = try rig.next()
+        try rig.feed(hex("02 00 00 00 03 00  04 00 11"))
+        for _ in 0..<3 {
+            rig.now = rig.setup.nextDeadline!
+            rig.setup.poll(now: rig.now)
+            _ = try rig.next()
+            try rig.feed(hex("02 00 00 00 03 00  04 00 11"))
+        }
+        #expect(rig.setup.nextDeadline == rig.now.advanced(byMs: 16_000))
+        rig.now = rig.setup.nextDeadline!
+        rig.setup.poll(now: rig.now)
+        #expect(try rig.next()?.0 == .readControllerInformation, "a probe in flight")
+        #expect(try rig.feed(hex("04 00 00 00 00 00")) == .inProgress(.readControllerInformation))
+        #expect(try rig.next()?.0 == .readControllerInformation)
+        #expect(try rig.feed(hex("02 00 00 00 03 00  04 00 11")) == .inProgress(.readControllerInformation),
+                "the probe's Invalid Index, sent before Index Added, is not the controller going")
+        #expect(try rig.feed(event(0x0001, hex("04 00 00") + info(current: "00 02 00 00"))) == .inProgress(.enableLowEnergy))
+        _ = try rig.runToIdle(info: info(current: "00 02 00 00"))
+        #expect(rig.setup.status == .ready)
+        #expect(try rig.feed(hex("05 00 00 00 00 00")) == .waitingForController)
+        #expect(rig.setup.nextDeadline == rig.now.advanced(byMs: 2_000), "back to the first interval")
     }
 
     @Test("replies for another controller or another command are ignored")
