@@ -11,10 +11,14 @@ FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-even
 
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
-.PHONY: all deps build test test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
+.PHONY: all deps build test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
 	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot
 
 all: build
+
+# A file target whose recipe fails is deleted, so a half-made binary is
+# never taken for an up-to-date one.
+.DELETE_ON_ERROR:
 
 deps:
 	@scripts/ensure-packages $(DEBS)
@@ -22,16 +26,45 @@ deps:
 build: deps
 	$(SWIFT) build -c $(CONFIG)
 
-test: deps test-unit embedded-check pi-test test-deb test-vm
+# `make test` in four phases, each timed: (1) the Debian packages and the
+# cross sysroots (apt, one at a time); (2) every build at once, with the VM
+# set-up's downloads (make -j TEST_JOBS: the host test build, the Embedded
+# check, the three Embedded binaries, each of whose swiftc runs uses one
+# core); (3) the unit tests, the Pi binaries under qemu, the Debian
+# packages; (4) the VM boots, two at a time on a host that does nothing else
+# (Tests/VM/run-lanes.sh).
+TEST_JOBS ?= 3
+test:
+	@t=$$(date +%s); $(MAKE) --no-print-directory deps pi-deps deb-deps && \
+	echo "make test: phase 1 (packages) $$(( $$(date +%s) - t )) s"
+	@t=$$(date +%s); $(MAKE) --no-print-directory -j$(TEST_JOBS) -O test-builds vm-setup && \
+	echo "make test: phase 2 (builds, -j$(TEST_JOBS)) $$(( $$(date +%s) - t )) s"
+	@t=$$(date +%s); $(MAKE) --no-print-directory test-unit embedded-check pi-test test-deb && \
+	echo "make test: phase 3 (unit tests, Pi binaries, packages) $$(( $$(date +%s) - t )) s"
+	@t=$$(date +%s); $(MAKE) --no-print-directory test-vm && \
+	echo "make test: phase 4 (VMs) $$(( $$(date +%s) - t )) s"
 	@echo "make test: all passed"
 
-test-unit: deps
+test-builds: build-tests embedded-build pi-build pi-x86_64-trixie
+
+build-tests: deps
 	$(SWIFT) build -c $(CONFIG) --build-tests
+
+test-unit: build-tests
 	$(SWIFT) test -c $(CONFIG) --skip-build
 
-# deps: `size` (binutils) for the code sizes it prints.
-embedded-check: deps
-	@scripts/embedded-check $(CORE_MODULES)
+# deps: `size` (binutils) for the code sizes it prints. The build is a
+# file target (rebuilt when a source changes), the sizes are printed each time.
+CORE_SOURCES := $(foreach m,$(CORE_MODULES),$(wildcard Sources/$(m)/*.swift))
+.build/embedded-check/stamp: $(CORE_SOURCES) scripts/embedded-check | deps
+	@mkdir -p .build/embedded-check
+	@scripts/embedded-check $(CORE_MODULES) > .build/embedded-check/sizes.txt.new 2>&1 || \
+		{ cat .build/embedded-check/sizes.txt.new; exit 1; }
+	@mv .build/embedded-check/sizes.txt.new .build/embedded-check/sizes.txt
+	@touch $@
+embedded-build: .build/embedded-check/stamp
+embedded-check: embedded-build
+	@cat .build/embedded-check/sizes.txt
 
 # The real-kernel suite (Tests/VM/NOTES.md): the release binary in a
 # virtme-ng VM under TCG against the kernel's Bluetooth stack, a Bumble iPhone
@@ -45,16 +78,18 @@ embedded-check: deps
 # (Tests/VM/firmware-gpiod2.sh) in the cases that drive outputs and press
 # buttons (VM_GPIOD2_CASES, default 1,2; none skips it), bounded by
 # VM_GPIOD2_TIMEOUT (default 300 s).
+# The systemd case (below) runs in test-vm too, beside the suite: two lanes
+# at once (Tests/VM/run-lanes.sh; VM_LANES=1 one after the other,
+# VM_SYSTEMD=0 leaves the systemd case out).
 VM_KERNELS ?= bookworm trixie
 VM_GPIOD2_CASES ?= 1,2
 VM_GPIOD2_TIMEOUT ?= 300
-test-vm: deps vm-setup pi-x86_64-trixie
+VM_SYSTEMD ?= 1
+test-vm: deps vm-setup pi-x86_64-trixie deb-amd64
 	$(SWIFT) build -c release --product wristlink
-	@rc=0; for k in $(VM_KERNELS); do WL_VM_KERNEL=$$k Tests/VM/run-vm.sh $(VM_CASES) || rc=1; done; \
-	if [ "$(VM_GPIOD2_CASES)" != none ]; then \
-		echo "test-vm: the libgpiod 2 build (.build/pi-x86_64-trixie/wristlink), kernel 6.12, cases $(VM_GPIOD2_CASES)"; \
-		VM_TIMEOUT=$(VM_GPIOD2_TIMEOUT) WL_VM_KERNEL=trixie WL_FIRMWARE=$(CURDIR)/Tests/VM/firmware-gpiod2.sh Tests/VM/run-vm.sh $(VM_GPIOD2_CASES) || rc=1; fi; \
-	exit $$rc
+	@VM_KERNELS="$(VM_KERNELS)" VM_CASES="$(VM_CASES)" VM_GPIOD2_CASES="$(VM_GPIOD2_CASES)" \
+		VM_GPIOD2_TIMEOUT=$(VM_GPIOD2_TIMEOUT) WL_SYSTEMD=$(VM_SYSTEMD) \
+		WL_DEB="$$(ls $(DEB_DIR)/wristlink_*_amd64.deb)" Tests/VM/run-lanes.sh
 
 # The systemd case (Tests/VM/NOTES.md, "The systemd case"): the amd64
 # package (deb-amd64) installed in a Debian trixie VM with systemd as PID 1,
@@ -90,10 +125,17 @@ PI_MAX_BYTES ?= 655360
 pi-deps:
 	@scripts/pi-deps
 
-pi-build: pi-deps
-	@for suite in $(PI_SUITES); do start=$$(date +%s); \
-		PI_SUITE=$$suite scripts/build-pi $(PI_MODULES) || exit 1; \
-		echo "pi-build: $$suite in $$(($$(date +%s) - start)) s"; done
+# Each binary is a file target, rebuilt when a source or the build script
+# changes, so the suites build in parallel under make -j and later targets
+# find them done.
+PI_SOURCES := $(wildcard Sources/*/*.swift Sources/*/*.c Sources/*/*.h Sources/*/*.modulemap \
+	Sources/*/include/*.h Sources/*/include/*.modulemap) scripts/build-pi
+PI_BINARIES := $(PI_SUITES:%=.build/pi-%/wristlink)
+$(PI_BINARIES): .build/pi-%/wristlink: $(PI_SOURCES) | pi-deps
+	@start=$$(date +%s); PI_SUITE=$* scripts/build-pi $(PI_MODULES) && \
+		echo "pi-build: $* in $$(($$(date +%s) - start)) s"
+
+pi-build: $(PI_BINARIES)
 
 pi: pi-build
 	@for suite in $(PI_SUITES); do PI_SUITE=$$suite scripts/package-pi || exit 1; done
@@ -101,8 +143,10 @@ pi: pi-build
 # The same Embedded build for x86_64 against trixie's libgpiod 2
 # (.build/pi-x86_64-trixie/wristlink): for an amd64 trixie machine, and the
 # VM suite's libgpiod 2 run.
-pi-x86_64-trixie: pi-deps
-	PI_ARCH=x86_64 PI_SUITE=trixie scripts/build-pi $(PI_MODULES)
+pi-x86_64-trixie: .build/pi-x86_64-trixie/wristlink
+.build/pi-x86_64-trixie/wristlink: $(PI_SOURCES) | pi-deps
+	@start=$$(date +%s); PI_ARCH=x86_64 PI_SUITE=trixie scripts/build-pi $(PI_MODULES) && \
+		echo "pi-x86_64-trixie: built in $$(($$(date +%s) - start)) s"
 
 # Each aarch64 binary under qemu, with its own suite's libraries, against
 # the scripted phone of PiBinaryTests (the host build of the same entry point

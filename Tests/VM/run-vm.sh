@@ -9,7 +9,8 @@
 #      VM_CPUS (default 1), VM_MEMORY (default 1G), VM_TIMEOUT (default 590 s,
 #      the hard bound on the whole boot), WL_FIRMWARE (default
 #      .build/release/wristlink), WL_SUITE_TIMEOUT, WL_CONSENT_MS, WL_KEEP=1
-#      (keep the artifacts of passed cases too).
+#      (keep the artifacts of passed cases too), WL_VM_TAG (a word added to
+#      the results folder's name: two runs of one kernel at once).
 # Results: .build/vm/out/run-<date>-<kernel>/ (.build/vm/out/latest links the
 # newest, latest-<kernel> the newest of that kernel; the 10 newest are kept);
 # a failed case keeps cases/N-name/. Exit 0 when every case passed.
@@ -39,7 +40,7 @@ case "$KERNEL" in
   # walking up from the image's path to a directory with lib/modules.
   trixie)   KIMG="$KDIR/root/boot/vmlinuz-$KVER" ;;
 esac
-OUT="$CACHE/out/run-$(date +%Y%m%d-%H%M%S)-$KERNEL"
+OUT="$CACHE/out/run-$(date +%Y%m%d-%H%M%S)-$KERNEL${WL_VM_TAG:+-$WL_VM_TAG}"
 mkdir -p "$OUT"
 ln -sfn "$OUT" "$CACHE/out/latest"
 ln -sfn "$OUT" "$CACHE/out/latest-$KERNEL"

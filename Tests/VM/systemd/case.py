@@ -349,8 +349,14 @@ class Case:
               f"without READY=1 the unit should be activating/start: {st}")
         check(not j.since(jm, "session advertising"), "advertising without a controller?")
         s.note("hci0 comes back: the firmware advertises, sends READY=1, systemd says active")
+        opened = time.time()
         await s.open_vhci()
         adv = await j.wait(40, jm, "session advertising")
+        # Index Added sets it up at once; a missed or early one costs the
+        # controller probe's interval (2 s doubling to 30 s): say which.
+        gone = len(j.since(jm, "controller: gone"))
+        s.info(f"late controller: advertising {int(adv['__REALTIME_TIMESTAMP']) / 1e6 - opened:.2f} s after "
+               f"/dev/vhci was opened; 'controller: gone' {gone} time(s) since the start")
         st = await wait_state(UNIT, 20, "active (running)",
                               lambda x: x["ActiveState"] == "active" and x["SubState"] == "running")
         # Not compared: the journal times of systemd's "Started" and the
