@@ -131,8 +131,8 @@ pi-deps:
 PI_SOURCES := $(wildcard Sources/*/*.swift Sources/*/*.c Sources/*/*.h Sources/*/*.modulemap \
 	Sources/*/include/*.h Sources/*/include/*.modulemap) scripts/build-pi
 PI_BINARIES := $(PI_SUITES:%=.build/pi-%/wristlink)
-$(PI_BINARIES): .build/pi-%/wristlink: $(PI_SOURCES) | pi-deps
-	@start=$$(date +%s); PI_SUITE=$* scripts/build-pi $(PI_MODULES) && \
+$(PI_BINARIES): .build/pi-%/wristlink: $(PI_SOURCES) .build/embedded-check/stamp | pi-deps
+	@start=$$(date +%s); PI_CORE_OBJ=.build/embedded-check PI_SUITE=$* scripts/build-pi $(PI_MODULES) && \
 		echo "pi-build: $* in $$(($$(date +%s) - start)) s"
 
 pi-build: $(PI_BINARIES)
