@@ -16,8 +16,9 @@
 //   (`.outranked`): it would be pre-empted at once.
 // - One pattern per owner and output: playing again for the same owner
 //   replaces its pattern (a Modified notification restarts its pattern
-//   instead of stacking a copy). The firmware passes the notification UID
-//   as owner, so `stop(owner:)` on Removed ends its patterns everywhere.
+//   instead of stacking a copy). A notification's patterns are owned by
+//   `.notification(UID)` (PatternOwner.swift), so `stop(owner:)` on Removed
+//   ends its patterns everywhere.
 // - Full: the weakest of the stored patterns and the newcomer goes. If that
 //   is the newcomer it is refused (`.refusedFull`); otherwise the stored
 //   pattern with the lowest priority (the oldest among equals) is evicted.
@@ -94,7 +95,7 @@ public struct PatternPlayer: ~Copyable {
 
         var pattern: Pattern
         var priority: UInt8
-        var owner: UInt32
+        var owner: PatternOwner
         var onPreempt: PreemptPolicy
         /// Play order; decides between equal priorities (newest wins).
         var sequence: UInt64
@@ -178,7 +179,7 @@ public struct PatternPlayer: ~Copyable {
 
     /// Whether `owner` has a pattern stored on `output` (playing, waiting
     /// or paused; a finite pattern that has ended is no longer stored).
-    public func holds(owner: UInt32, output: Int) -> Bool {
+    public func holds(owner: PatternOwner, output: Int) -> Bool {
         checkOutput(output)
         for i in slotRange(output) where slots[i]?.owner == owner { return true }
         return false
@@ -190,7 +191,7 @@ public struct PatternPlayer: ~Copyable {
     /// pattern on this output if it has one.
     @discardableResult
     public mutating func play(
-        _ pattern: Pattern, output: Int, priority: UInt8, owner: UInt32, onPreempt: PreemptPolicy = .resume, now: Instant
+        _ pattern: Pattern, output: Int, priority: UInt8, owner: PatternOwner, onPreempt: PreemptPolicy = .resume, now: Instant
     ) -> PlayOutcome {
         checkOutput(output)
         let now = observe(now)
@@ -232,14 +233,14 @@ public struct PatternPlayer: ~Copyable {
     /// Stops every pattern of `owner` on every output; what they pre-empted
     /// resumes from `now`. Returns how many patterns were stopped.
     @discardableResult
-    public mutating func stop(owner: UInt32, now: Instant) -> Int {
+    public mutating func stop(owner: PatternOwner, now: Instant) -> Int {
         stop(ownersWhere: { $0 == owner }, now: now)
     }
 
     /// Stops every pattern whose owner satisfies `predicate`, on every
     /// output; what they pre-empted resumes from `now`.
     @discardableResult
-    public mutating func stop(ownersWhere predicate: (UInt32) -> Bool, now: Instant) -> Int {
+    public mutating func stop(ownersWhere predicate: (PatternOwner) -> Bool, now: Instant) -> Int {
         let now = observe(now)
         var stopped = 0
         for o in 0..<outputCount {

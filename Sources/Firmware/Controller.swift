@@ -34,7 +34,11 @@
 // disconnected, so it does not hold the link unencrypted for a minute.
 //
 // The set-up sequence (`ControllerSetup`) restarts when the controller comes
-// back (Index Added), and `retryDelayMs` after a failed step.
+// back (Index Added), and `retryDelayMs` after a failed step, unless the
+// sequence has left the failure by then (the controller went and came back:
+// seen in the VM suite, where a retry due from an Add Advertising that failed
+// as the controller vanished powered the controller off 5 s after it was
+// set up again, and dropped the phone).
 
 import ANCS
 import Bounded
@@ -157,9 +161,16 @@ public struct Controller: ~Copyable {
         }
         let before = setup.status
         let after = setup.handle(decoded, now: now)
-        if case .failed(let step, let failure) = after, before != after {
-            emit(.setupFailed(step: Name(step.name), status: Self.name(failure)))
-            retryAt = now.advanced(byMs: config.retryDelayMs)
+        if case .failed(let step, let failure) = after {
+            if before != after {
+                emit(.setupFailed(step: Name(step.name), status: Self.name(failure)))
+                retryAt = now.advanced(byMs: config.retryDelayMs)
+            }
+        } else {
+            // The failure is behind us (the controller went, came back, and
+            // the sequence runs again): a retry still due would restart a
+            // healthy controller, powering it off under a connected phone.
+            retryAt = nil
         }
         if after == .waitingForController && before != after {
             wasReady = false

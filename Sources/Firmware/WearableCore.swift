@@ -115,16 +115,6 @@ public struct WearableCounters: Equatable, Sendable {
 }
 
 public struct WearableCore: ~Copyable {
-    /// Pattern owners that are not notification UIDs.
-    enum Owner {
-        static let unread: UInt32 = 0xFFFF_FFF0
-        static let feedback: UInt32 = 0xFFFF_FFF1
-        static let pairing: UInt32 = 0xFFFF_FFF2
-        static let permission: UInt32 = 0xFFFF_FFF3
-        /// Output `o`'s sustained pattern (o < 8).
-        static func sustained(_ output: Int) -> UInt32 { 0xFFFF_FF00 + UInt32(output) }
-    }
-
     enum Priority {
         static let unread: UInt8 = 1
         static let pairing: UInt8 = 30
@@ -285,12 +275,12 @@ public struct WearableCore: ~Copyable {
             switch event {
             case .pairingMode(let on, _):
                 if on {
-                    feedback(policy.pairing, owner: Owner.pairing, priority: Priority.pairing, untilStopped: true, now: now)
+                    feedback(policy.pairing, owner: .pairing, priority: Priority.pairing, untilStopped: true, now: now)
                 } else {
-                    player.stop(owner: Owner.pairing, now: now)
+                    player.stop(owner: .pairing, now: now)
                 }
             case .consent, .controllerGone:
-                if !controller.isPairingMode { player.stop(owner: Owner.pairing, now: now) }
+                if !controller.isPairingMode { player.stop(owner: .pairing, now: now) }
             case .connected(bonded: true, _):
                 phone.peerBonded(now: now)
             default:
@@ -303,7 +293,7 @@ public struct WearableCore: ~Copyable {
         }
         // Whatever events were lost, the pairing pattern never outlives
         // pairing mode.
-        if any, !controller.isPairingMode { player.stop(owner: Owner.pairing, now: now) }
+        if any, !controller.isPairingMode { player.stop(owner: .pairing, now: now) }
         applyPatterns(now: now)
     }
 
@@ -377,11 +367,11 @@ public struct WearableCore: ~Copyable {
         case .permissionWaiting:
             if !permissionShown {
                 permissionShown = true
-                feedback(policy.waitingPermission, owner: Owner.permission, priority: Priority.pairing, untilStopped: true, now: now)
+                feedback(policy.waitingPermission, owner: .permission, priority: Priority.pairing, untilStopped: true, now: now)
             }
         case .subscribed:
             permissionShown = false
-            player.stop(owner: Owner.permission, now: now)
+            player.stop(owner: .permission, now: now)
             replayUntil = now.advanced(byMs: replayWindowMs)
             if carriedUntil != nil { carriedUntil = now.advanced(byMs: replayWindowMs) }
         case .ended:
@@ -397,7 +387,7 @@ public struct WearableCore: ~Copyable {
             player.stopAll()
             clearSustained()
             if controller.isPairingMode {
-                feedback(policy.pairing, owner: Owner.pairing, priority: Priority.pairing, untilStopped: true, now: now)
+                feedback(policy.pairing, owner: .pairing, priority: Priority.pairing, untilStopped: true, now: now)
             }
         default:
             break
@@ -442,7 +432,7 @@ public struct WearableCore: ~Copyable {
 
     private mutating func forget(_ uid: UInt32, now: Instant) {
         if let i = pending.firstIndex(where: { $0.uid == uid }) { pending.remove(at: i) }
-        player.stop(owner: uid, now: now)
+        player.stop(owner: .notification(uid), now: now)
         if let i = sustained.firstIndex(where: { $0.uid == uid }) {
             sustained.remove(at: i)
             refreshSustained(now: now)
@@ -483,11 +473,11 @@ public struct WearableCore: ~Copyable {
             sustainedNow[output] = choice
             if let choice {
                 let outcome = player.play(
-                    policy.patterns[choice.pattern].pattern, output: output, priority: choice.priority, owner: Owner.sustained(output),
+                    policy.patterns[choice.pattern].pattern, output: output, priority: choice.priority, owner: .lasting(output: output),
                     onPreempt: .resume, now: now)
                 if outcome == .refusedFull { counters.patternsRefused &+= 1 }
             } else {
-                player.stop(owner: Owner.sustained(output), now: now)
+                player.stop(owner: .lasting(output: output), now: now)
             }
         }
     }
@@ -502,7 +492,7 @@ public struct WearableCore: ~Copyable {
     /// stops but the lasting alerts, which play on until the new session
     /// confirms or drops them.
     private mutating func carryLastingAlerts(now: Instant) {
-        player.stop(ownersWhere: { $0 < Owner.sustained(0) || $0 == Owner.unread || $0 == Owner.permission }, now: now)
+        player.stop(ownersWhere: { $0.isNotification || $0 == .unread || $0 == .permission }, now: now)
         guard !sustained.isEmpty else { return }
         for i in 0..<sustained.count { sustained[i].carried = true }
         carriedUntil = now.advanced(byMs: carriedRingMaxMs)
@@ -544,11 +534,11 @@ public struct WearableCore: ~Copyable {
             return
         }
         for choice in outputs {
-            play(choice, owner: record.uid, priority: priority, untilRemoved: false, silent: silent, now: now)
+            play(choice, owner: .notification(record.uid), priority: priority, untilRemoved: false, silent: silent, now: now)
         }
     }
 
-    private mutating func play(_ choice: OutputPattern, owner: UInt32, priority: UInt8, untilRemoved: Bool, silent: Bool, now: Instant) {
+    private mutating func play(_ choice: OutputPattern, owner: PatternOwner, priority: UInt8, untilRemoved: Bool, silent: Bool, now: Instant) {
         guard choice.output < board.outputs.count, choice.pattern < policy.patterns.count else { return }
         if silent && motorMask & (1 << UInt64(choice.output)) != 0 { return }
         let outcome = player.play(
@@ -558,7 +548,7 @@ public struct WearableCore: ~Copyable {
     }
 
     private mutating func feedback(
-        _ list: [OutputPattern], owner: UInt32 = Owner.feedback, priority: UInt8 = Priority.feedback, untilStopped: Bool = false,
+        _ list: [OutputPattern], owner: PatternOwner = .feedback, priority: UInt8 = Priority.feedback, untilStopped: Bool = false,
         now: Instant
     ) {
         for choice in list {
@@ -599,9 +589,9 @@ public struct WearableCore: ~Copyable {
         guard any != unreadShown else { return }
         unreadShown = any
         if any {
-            player.play(steadyOn, output: unread.output, priority: Priority.unread, owner: Owner.unread, onPreempt: .resume, now: now)
+            player.play(steadyOn, output: unread.output, priority: Priority.unread, owner: .unread, onPreempt: .resume, now: now)
         } else {
-            player.stop(owner: Owner.unread, now: now)
+            player.stop(owner: .unread, now: now)
         }
     }
 
@@ -774,9 +764,9 @@ public struct WearableCore: ~Copyable {
     /// is stored there, or it has a lasting alert there and the output's
     /// sustained pattern is playing.
     public func isAlerting(uid: UInt32, output: Int) -> Bool {
-        if player.holds(owner: uid, output: output) { return true }
+        if player.holds(owner: .notification(uid), output: output) { return true }
         guard output < 8, let i = sustained.firstIndex(where: { $0.uid == uid }), sustained[i].patterns[output] >= 0 else { return false }
-        return player.holds(owner: Owner.sustained(output), output: output)
+        return player.holds(owner: .lasting(output: output), output: output)
     }
 
     // MARK: Reading state for sinks

@@ -27,7 +27,7 @@ struct PlayerSimulationTests {
             every.advance(now: t(ms), into: &ring)
             ring.removeAll()
             if ms == nextCommandMs {
-                let owner = UInt32(1 + rng.below(4))
+                let owner = PatternOwner.notification(UInt32(1 + rng.below(4)))
                 if rng.below(4) == 0 {
                     every.stop(owner: owner, now: t(ms))
                     onTime.stop(owner: owner, now: t(ms))

@@ -318,6 +318,23 @@ struct ControllerTests {
         #expect(rig.controller.isAdvertising == false)
     }
 
+    @Test("a retry due from a step that failed as the controller went is dropped when the controller comes back")
+    func staleRetryDropped() {
+        var rig = ControllerRig()
+        _ = rig.events()
+        rig.feed(mgmtEvent(0x0002, "04 00 03"))  // Read Controller Information: Failed
+        #expect(rig.events().contains(.setupFailed(step: "read-controller-information", status: "failed")))
+        #expect(rig.controller.deadline == rig.now.advanced(byMs: 5_000), "the retry")
+        rig.feed(mgmtEvent(0x0005, ""))  // Index Removed
+        #expect(rig.events() == [.controllerGone])
+        rig.wait(ms: 1_000)
+        rig.feed(mgmtEvent(0x0004, ""))  // Index Added
+        #expect(rig.sent() == ["04 00 00 00 00 00"], "the sequence starts over at once")
+        rig.wait(ms: 5_000)
+        #expect(rig.sent() == [], "no second start-over when the old retry would have been due")
+        #expect(rig.controller.deadline == nil, "waiting for the kernel's answer only")
+    }
+
     @Test("a disabled controller (UNIX link) sends nothing")
     func disabled() {
         var config = ControllerConfig()

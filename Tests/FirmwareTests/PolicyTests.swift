@@ -405,6 +405,30 @@ struct RuleTests {
 
 @Suite("Pairing consent with the buttons")
 struct ConsentTests {
+    @Test("a notification's UID is never one of the wearable's own indications: removing UID 0xFFFFFFF2 leaves pairing mode's pattern playing")
+    func uidNeverAnIndication() {
+        // 0xFFFFFFF0...3 and 0xFFFFFF00+ were once reserved pattern owners in
+        // the UID space; a phone may send any UID.
+        var rig = CoreRig(controller: true)
+        #expect(rig.core.controller.isPairingMode == true)
+        #expect(rig.everOn("led-notify", forMs: 1_000) == true, "pairing mode's pattern plays")
+        for uid: UInt32 in [0xFFFF_FFF2, 0xFFFF_FFF0, 0xFFFF_FF01] {
+            rig.notify(.added, [], .social, count: 1, uid: uid)
+            rig.advance(ms: 3_000)
+            rig.notify(.removed, [], .social, count: 0, uid: uid)
+        }
+        rig.advance(ms: 500)
+        var changes = 0
+        var last = rig.level("led-notify")
+        for _ in 0..<300 {
+            rig.advance(ms: 10)
+            if rig.level("led-notify") != last { changes += 1 }
+            last = rig.level("led-notify")
+        }
+        #expect(changes >= 2, "pairing mode's pattern still blinks on led-notify after the removals")
+        #expect(rig.core.controller.isPairingMode == true)
+    }
+
     @Test("during a pairing request the accept button grants it (User Confirmation Reply), not a notification action")
     func acceptGrants() {
         var rig = CoreRig(controller: true)
