@@ -26,7 +26,7 @@ public enum PatternOwner: Hashable, Sendable {
     }
 }
 
-/// `owner: 7` in a test or a scenario means the notification with UID 7.
+/// `owner: 7` in a test means the notification with UID 7.
 extension PatternOwner: ExpressibleByIntegerLiteral {
     public init(integerLiteral value: UInt32) { self = .notification(value) }
 }

@@ -34,11 +34,10 @@
 // disconnected, so it does not hold the link unencrypted for a minute.
 //
 // The set-up sequence (`ControllerSetup`) restarts when the controller comes
-// back (Index Added), and `retryDelayMs` after a failed step, unless the
-// sequence has left the failure by then (the controller went and came back:
-// seen in the VM suite, where a retry due from an Add Advertising that failed
-// as the controller vanished powered the controller off 5 s after it was
-// set up again, and dropped the phone).
+// back (Index Added), and `retryDelayMs` after a failed step unless it has
+// left the failure by then: the retry is the sequence's own, so the
+// controller going and coming back cancels it (a retry kept here once
+// powered a set-up-again controller off 5 s later and dropped the phone).
 
 import ANCS
 import Bounded
@@ -103,13 +102,14 @@ public struct Controller: ~Copyable {
     private var staleBondRefusedFor: DeviceAddress? = nil
     private var consentUntil = Instant.zero
     private var disconnectedAt: Instant? = nil
-    private var retryAt: Instant? = nil
     private var wasReady = false
     public private(set) var bondsNeedSaving = false
 
     public init(config: ControllerConfig, bonds: consuming BondStore) {
         self.config = config
-        setup = ControllerSetup(config: Self.setupConfig(index: ControllerIndex(config.index), name: config.name))
+        var setupConfig = Self.setupConfig(index: ControllerIndex(config.index), name: config.name)
+        setupConfig.retryDelayMs = config.retryDelayMs
+        setup = ControllerSetup(config: setupConfig)
         self.bonds = bonds
         commands = PacketQueue(capacity: 8, slotBytes: ControllerSetup.commandBufferCapacity)
         events = RingBuffer(capacity: 16, policy: .refuseNewest)
@@ -161,16 +161,8 @@ public struct Controller: ~Copyable {
         }
         let before = setup.status
         let after = setup.handle(decoded, now: now)
-        if case .failed(let step, let failure) = after {
-            if before != after {
-                emit(.setupFailed(step: Name(step.name), status: Self.name(failure)))
-                retryAt = now.advanced(byMs: config.retryDelayMs)
-            }
-        } else {
-            // The failure is behind us (the controller went, came back, and
-            // the sequence runs again): a retry still due would restart a
-            // healthy controller, powering it off under a connected phone.
-            retryAt = nil
+        if case .failed(let step, let failure) = after, before != after {
+            emit(.setupFailed(step: Name(step.name), status: Self.name(failure)))
         }
         if after == .waitingForController && before != after {
             wasReady = false
@@ -326,7 +318,7 @@ public struct Controller: ~Copyable {
     // MARK: Time
 
     public var deadline: Instant? {
-        var next = earliest(setup.nextDeadline, retryAt)
+        var next = setup.nextDeadline
         next = earliest(next, manualPairingUntil)
         if consentFor != nil { next = earliest(next, consentUntil) }
         return next
@@ -334,10 +326,6 @@ public struct Controller: ~Copyable {
 
     public mutating func advance(now: Instant) {
         guard config.enabled else { return }
-        if let retry = retryAt, now >= retry {
-            retryAt = nil
-            setup.restart()
-        }
         if consentFor != nil && now >= consentUntil {
             let address = consentFor!
             clearConsent()

@@ -36,7 +36,9 @@
 //                                controller reported no advertising TX
 //                                power) gets the instance again without it
 // A step needing no change (already off, already on) is skipped. Any failure
-// status ends the sequence with `failed(step, ...)`, except: Invalid Index
+// status ends the sequence with `failed(step, ...)`, which starts over by
+// itself `retryDelayMs` (5 s) later unless the sequence has left it by then
+// (Index Removed, Index Added), except: Invalid Index
 // means the controller is gone (wait for Index Added), and the two Set
 // Default System Configuration steps may fail on kernels without it (before
 // 5.8): the kernel's default connection parameters and advertising interval
@@ -108,6 +110,8 @@ public struct SetupConfig: Equatable, Sendable {
     public var cadence: AdvertisingCadence? = AdvertisingCadence()
     /// nil: leave the kernel's default connection parameters alone.
     public var connectionParameters: ConnectionParameters? = .wearable
+    /// After a failed step, the sequence starts over this much later.
+    public var retryDelayMs: Int64 = 5_000
 
     /// Advertises `service` in the solicitation list, the name in the scan
     /// response (see `AdvertisingPayload.solicitingService`).
@@ -225,8 +229,8 @@ public struct ControllerSetup: ~Copyable {
     /// While `waitingForController`: the next probe.
     private var probe: Probe? = nil
     private var probeBackoff = Backoff(firstMs: ControllerSetup.probeFirstMs, maxMs: ControllerSetup.probeMaxMs)
-    /// Probes sent since the controller went (answered or not).
-    public private(set) var probesSent = 0
+    /// While `failed`: when the sequence starts over.
+    private var retryAt: Instant? = nil
     /// Index Added came while a probe was out: the next Read Controller
     /// Information answer is the probe's (the kernel answers in order), and
     /// an Invalid Index in it dates from before the controller was ready.
@@ -270,6 +274,7 @@ public struct ControllerSetup: ~Copyable {
         phase = .sending(.readControllerInformation)
         probe = nil
         probeAnswerPending = false
+        retryAt = nil
         isConfigured = false
         controllerInformation = nil
         currentSettings = ControllerSettings()
@@ -290,7 +295,6 @@ public struct ControllerSetup: ~Copyable {
         if phase == .waitingForController, probe == .sending {
             try MgmtCommand.readControllerInformation.encode(index: index, into: &out)
             probe = .awaiting
-            probesSent += 1
             return .readControllerInformation
         }
         guard case .sending(let step) = phase else { return nil }
@@ -370,16 +374,19 @@ public struct ControllerSetup: ~Copyable {
         return status
     }
 
-    /// When `poll` must next be called (the end of the fast phase), or nil
-    /// (also while a phone is connected: the switch waits for it to leave).
+    /// When `poll` must next be called (the next probe, the retry after a
+    /// failure, the end of the fast phase), or nil (also while a phone is
+    /// connected: the switch waits for it to leave).
     public var nextDeadline: Instant? {
         if phase == .waitingForController, case .due(let at)? = probe { return at }
+        if case .failed = phase { return retryAt }
         guard phase == .idle, advertisingSpeed == .fast, connections == 0 else { return nil }
         return fastUntil
     }
 
     public mutating func poll(now: Instant) {
         if phase == .waitingForController, case .due(let at)? = probe, now >= at { probe = .sending }
+        if case .failed = phase, let at = retryAt, now >= at { restart() }
         reconcileAdvertising(now: now)
     }
 
@@ -401,14 +408,11 @@ public struct ControllerSetup: ~Copyable {
     /// The answer to a probe: still not there (wait longer), there (go on
     /// with the sequence as after Index Added), or another failure.
     private mutating func probeAnswered(_ result: MgmtStatus, _ reply: CommandReply?, now: Instant) {
-        if result == .invalidIndex {
-            probe = .due(now.advanced(byMs: probeBackoff.fail()))
-            return
-        }
+        if result == .invalidIndex { return waitForController(now: now) }
         restart()
         probeBackoff.reset()
         guard result.isSuccess, let reply else {
-            phase = .failed(.readControllerInformation, .status(result))
+            stop(.readControllerInformation, .status(result), now: now)
             return
         }
         phase = .awaiting(.readControllerInformation)
@@ -423,12 +427,12 @@ public struct ControllerSetup: ~Copyable {
             controllerInformation = info
             currentSettings = info.currentSettings
             guard info.supportedSettings.contains(.lowEnergy) else {
-                phase = .failed(step, .lowEnergyUnsupported)
+                stop(step, .lowEnergyUnsupported, now: now)
                 return
             }
         default:
             if step == .readControllerInformation {
-                phase = .failed(step, .malformedReply)
+                stop(step, .malformedReply, now: now)
                 return
             }
         }
@@ -459,8 +463,14 @@ public struct ControllerSetup: ~Copyable {
             advertisingSpeed = nil
             if isConfigured { phase = .idle } else { advance(after: step) }
         } else {
-            phase = .failed(step, .status(result))
+            stop(step, .status(result), now: now)
         }
+    }
+
+    /// Ends the sequence with a failure; it starts over `retryDelayMs` later.
+    private mutating func stop(_ step: SetupStep, _ failure: SetupFailure, now: Instant) {
+        phase = .failed(step, failure)
+        retryAt = now.advanced(byMs: config.retryDelayMs)
     }
 
     private mutating func advance(after step: SetupStep) {

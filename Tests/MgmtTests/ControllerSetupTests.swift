@@ -378,7 +378,6 @@ struct ControllerSetupTests {
             #expect(try rig.feed(hex("02 00 00 00 03 00  04 00 11")) == .waitingForController)
         }
         #expect(gaps == [2_000, 4_000, 8_000, 16_000, 30_000, 30_000])
-        #expect(rig.setup.probesSent == 6)
     }
 
     @Test("a probe answered with the controller's information carries on with the whole sequence (Index Added missed)")
@@ -422,6 +421,25 @@ struct ControllerSetupTests {
         #expect(rig.setup.status == .ready)
         #expect(try rig.feed(hex("05 00 00 00 00 00")) == .waitingForController)
         #expect(rig.setup.nextDeadline == rig.now.advanced(byMs: 2_000), "back to the first interval")
+    }
+
+    @Test("a failed step starts the sequence over retryDelayMs later; the controller going in between cancels that")
+    func failureRetriesUnlessLeft() throws {
+        let rig = try Rig()
+        _ = try rig.next()
+        #expect(try rig.feed(hex("02 00 00 00 03 00  04 00 03")) == .failed(.readControllerInformation, .status(.failed)))
+        #expect(rig.setup.nextDeadline == rig.now.advanced(byMs: 5_000))
+        rig.now = rig.now.advanced(byMs: 4_999)
+        rig.setup.poll(now: rig.now)
+        #expect(try rig.next() == nil, "not 1 ms early")
+        rig.now = rig.now.advanced(byMs: 1)
+        rig.setup.poll(now: rig.now)
+        #expect(try rig.next()?.0 == .readControllerInformation, "started over")
+        #expect(try rig.feed(hex("02 00 00 00 03 00  04 00 03")) == .failed(.readControllerInformation, .status(.failed)))
+        #expect(try rig.feed(hex("05 00 00 00 00 00")) == .waitingForController)
+        #expect(try rig.feed(hex("04 00 00 00 00 00")) == .inProgress(.readControllerInformation))
+        #expect(try rig.next()?.0 == .readControllerInformation)
+        #expect(rig.setup.nextDeadline == nil, "no retry left from the earlier failure")
     }
 
     @Test("replies for another controller or another command are ignored")

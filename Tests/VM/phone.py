@@ -36,6 +36,7 @@ import os
 import struct
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field
 
 from bumble import att, core, gatt, hci, link as bumble_link, pairing
@@ -162,6 +163,24 @@ class Notification:
     category: int
     flags: int
     attrs: dict[int, bytes] = field(default_factory=dict)
+
+
+async def run_bounded(body, timeout: float, failure: type[BaseException], step) -> tuple[str | None, float]:
+    """Runs `body()` for at most `timeout` s: (None, seconds) if it
+    returned, else (why, seconds). `failure` is the harness's own check
+    exception (its text is the reason); `step()` names where a timeout hit.
+    Shared by the VM suite's cases and the systemd case's parts."""
+    t0, reason = time.monotonic(), None
+    try:
+        await asyncio.wait_for(body(), timeout)
+    except failure as e:
+        reason = str(e)
+    except asyncio.TimeoutError:
+        reason = f"timed out after {timeout:g} s at: {step()}"
+    except Exception as e:  # noqa: BLE001
+        reason = f"{type(e).__name__}: {e}"
+        logging.getLogger("phone").error("%s", traceback.format_exc())
+    return reason, time.monotonic() - t0
 
 
 def parse_flags(value) -> int:

@@ -30,7 +30,6 @@ import struct
 import subprocess
 import sys
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import phone as P  # noqa: E402
@@ -467,18 +466,7 @@ class Suite:
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         await btmon_ready(os.path.join(case_dir, "hci.btsnoop"))
         self.step = "start"
-        t0 = time.monotonic()
-        reason = None
-        try:
-            await asyncio.wait_for(body(), timeout)
-        except CaseFailed as e:
-            reason = str(e)
-        except asyncio.TimeoutError:
-            reason = f"timed out after {timeout:g} s at: {self.step}"
-        except Exception as e:  # noqa: BLE001
-            reason = f"{type(e).__name__}: {e}"
-            log.error("%s", traceback.format_exc())
-        seconds = time.monotonic() - t0
+        reason, seconds = await P.run_bounded(body, timeout, CaseFailed, lambda: self.step)
         btmon.send_signal(signal.SIGINT)
         try:
             btmon.wait(5)

@@ -33,7 +33,6 @@ import logging
 import os
 import sys
 import time
-import traceback
 
 VMDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, VMDIR)
@@ -266,17 +265,8 @@ class Case:
     # -- bookkeeping -----------------------------------------------------------------
     async def part(self, number: int, name: str, body, timeout: float) -> bool:
         log.info("== part %d %s (timeout %g s)", number, name, timeout)
-        self.step, t0, reason = "start", time.monotonic(), None
-        try:
-            await asyncio.wait_for(body(), timeout)
-        except PartFailed as e:
-            reason = str(e)
-        except asyncio.TimeoutError:
-            reason = f"timed out after {timeout:g} s at: {self.step}"
-        except Exception as e:  # noqa: BLE001
-            reason = f"{type(e).__name__}: {e}"
-            log.error("%s", traceback.format_exc())
-        seconds = time.monotonic() - t0
+        self.step = "start"
+        reason, seconds = await P.run_bounded(body, timeout, PartFailed, lambda: self.step)
         line = f"{'PASS' if reason is None else 'FAIL'} {number} {name} {seconds:.1f}"
         if reason is not None:
             line += f" {reason} (at: {self.step})"
