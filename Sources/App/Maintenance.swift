@@ -32,16 +32,25 @@ public enum ForgetCommand {
 
 public enum LinesOffCommand {
     public static let usage = """
-        USAGE: wristlink lines-off --board FILE
+        USAGE: wristlink lines-off --board FILE [--fallback-board FILE]
 
           Requests every output of the board with its initial value (off) and releases it:
           outputs off even when the firmware died without doing it (systemd ExecStopPost).
+          With --fallback-board, that board's outputs when --board cannot be used (as `run` does).
         """
 
     public static func main(_ args: ArraySlice<String>) -> Int32 {
         let a: Arguments
-        do { a = try Arguments(args, valued: ["--board"]) } catch { return CLI.fail(error, command: "lines-off") }
+        do { a = try Arguments(args, valued: ["--board", "--fallback-board"]) } catch { return CLI.fail(error, command: "lines-off") }
         guard let path = a.value("--board") else { return CLI.fail(UsageError("--board FILE is required"), command: "lines-off") }
+        let code = linesOff(path)
+        // The firmware ran on the fallback board when this one could not be
+        // used (wristlink run --fallback-board): those are the lines to turn off.
+        if code != ExitCode.ok, let fallback = a.value("--fallback-board") { return linesOff(fallback) }
+        return code
+    }
+
+    static func linesOff(_ path: String) -> Int32 {
         let text: String
         do throws(SystemError) { text = try ProcessControl.readFile(path) } catch {
             Log.error("cannot read \(path): \(error)")

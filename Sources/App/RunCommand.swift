@@ -13,6 +13,7 @@ public enum RunCommand {
                              [--gpio chip | --gpio sim] [--events FILE|-] [--trace FILE]
                              [--log-level LEVEL] [--state-dir DIR] [--consent-window-ms MS] [--accept-pairing]
                              [--replay-window-ms MS] [--keep-alive-ms MS] [--resubscribe-ms MS]
+                             [--fallback-board FILE] [--fallback-policy FILE]
 
           --link bluez[:hciN]  the phone over the kernel's Bluetooth stack (default bluez:hci0)
           --link unix:PATH     listen on a UNIX SOCK_SEQPACKET socket instead (one packet = one ATT PDU),
@@ -22,6 +23,10 @@ public enum RunCommand {
                                line changes appear in the events stream
           --board FILE         pin map (default with --gpio sim: board/sim/board.conf)
           --policy FILE        what alerts look like and what buttons do (default: board/policy.conf)
+          --fallback-board FILE, --fallback-policy FILE
+                               the shipped defaults, used when --board or --policy is missing or has an
+                               error (or the board's lines cannot be had): the error is logged with its
+                               file and line, and the policy's settings-error feedback plays once
           --events FILE|-      JSON Lines events stream to FILE or stdout (may contain notification contents)
           --trace FILE         every ATT PDU in and out as a btsnoop file (Wireshark, tshark, btmon)
           --log-level LEVEL    error, warning, notice, info (default) or debug; contents are logged only at debug
@@ -51,6 +56,8 @@ public enum RunCommand {
         var simulatedGPIO = false
         var boardPath: String? = nil
         var policyPath = "board/policy.conf"
+        var fallbackBoardPath: String? = nil
+        var fallbackPolicyPath: String? = nil
         var eventsPath: String? = nil
         var tracePath: String? = nil
         var stateDir = "/var/lib/wristlink"
@@ -66,7 +73,7 @@ public enum RunCommand {
             args,
             valued: [
                 "--link", "--board", "--policy", "--gpio", "--events", "--trace", "--log-level", "--state-dir", "--consent-window-ms",
-                "--replay-window-ms", "--keep-alive-ms", "--resubscribe-ms",
+                "--replay-window-ms", "--keep-alive-ms", "--resubscribe-ms", "--fallback-board", "--fallback-policy",
             ],
             boolean: ["--accept-pairing"])
         var o = Options()
@@ -89,6 +96,8 @@ public enum RunCommand {
         o.boardPath = a.value("--board") ?? (o.simulatedGPIO ? "board/sim/board.conf" : nil)
         if o.boardPath == nil { throw UsageError("--gpio chip needs --board FILE (the pin map of your board)") }
         if let p = a.value("--policy") { o.policyPath = p }
+        o.fallbackBoardPath = a.value("--fallback-board")
+        o.fallbackPolicyPath = a.value("--fallback-policy")
         o.eventsPath = a.value("--events")
         o.tracePath = a.value("--trace")
         if let d = a.value("--state-dir") { o.stateDir = d }
@@ -119,8 +128,13 @@ public enum RunCommand {
         do { options = try parse(args) } catch { return CLI.fail(error, command: "run") }
         let board: BoardConfig
         let policy: PolicyConfig
-        switch ConfigFiles.load(boardPath: options.boardPath!, policyPath: options.policyPath) {
-        case .success(let loaded): (board, policy) = loaded
+        var settingsError = false
+        var fallbackBoard = false
+        switch ConfigFiles.load(options.paths) {
+        case .success(let loaded):
+            (board, policy) = (loaded.board, loaded.policy)
+            settingsError = loaded.fellBack
+            fallbackBoard = loaded.fallbackBoard
         case .failure(let message):
             Log.error(message)
             return ExitCode.config
@@ -133,6 +147,7 @@ public enum RunCommand {
             return ExitCode.usage
         }
         var config = WearableConfig(board: board, policy: policy)
+        config.settingsError = settingsError
         if let ms = options.consentWindowMs { config.controller.consentWindowMs = ms }
         config.controller.autoAcceptPairing = options.acceptPairing
         if let ms = options.replayWindowMs { config.replayWindowMs = ms }
@@ -153,7 +168,9 @@ public enum RunCommand {
                 Log.error("cannot listen on \(path): \(error)")
                 return ExitCode.setup
             }
-            return serve(link: link, options: options, config: config, events: events, mgmt: .none, bondsPath: nil, bonds: BondStore())
+            return serve(
+                link: link, options: options, config: config, fallbackBoard: fallbackBoard, events: events, mgmt: .none, bondsPath: nil,
+                bonds: BondStore())
         case .bluez(let index):
             config.controller.index = index
             let bondsPath = StateFile.path(options.stateDir)
@@ -172,14 +189,16 @@ public enum RunCommand {
                 Log.error("cannot listen on the ATT channel: \(error)")
                 return ExitCode.setup
             }
-            return serve(link: link, options: options, config: config, events: events, mgmt: mgmt, bondsPath: bondsPath, bonds: bonds)
+            return serve(
+                link: link, options: options, config: config, fallbackBoard: fallbackBoard, events: events, mgmt: mgmt,
+                bondsPath: bondsPath, bonds: bonds)
         }
     }
 
     /// Picks the line backend and runs the daemon on `link`.
     static func serve<L: LinkBackend & ~Copyable>(
-        link: consuming L, options: Options, config: WearableConfig, events: consuming OutputFile?, mgmt: consuming MgmtSocket,
-        bondsPath: String?, bonds: consuming BondStore
+        link: consuming L, options: Options, config: WearableConfig, fallbackBoard: Bool, events: consuming OutputFile?,
+        mgmt: consuming MgmtSocket, bondsPath: String?, bonds: consuming BondStore
     ) -> Int32 {
         let board = config.board
         if options.simulatedGPIO {
@@ -188,10 +207,27 @@ public enum RunCommand {
                 link: link, lines: lines, config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
                 bonds: bonds)
         }
+        var config = config
         let lines: GPIODLines
-        do { lines = try GPIODLines(board: board) } catch {
-            Log.error("\(error)")
-            return ExitCode.setup
+        do throws(GPIOError) { lines = try GPIODLines(board: board) } catch {
+            // The wearer's board names lines this machine does not have (or
+            // another process holds them): the defaults, if there are any.
+            // Not for a permission, a system failure or a machine without
+            // any gpiochip, which the default board would meet as well.
+            let boardsFault = error.reason == .noSuchChip || error.reason == .noSuchLine || error.reason == .busy
+            guard boardsFault, !error.noChips, options.fallbackBoardPath != nil, !fallbackBoard,
+                case .success(let loaded) = ConfigFiles.load(options.paths, boardUnusable: "\(error)")
+            else {
+                Log.error("\(error)")
+                return ExitCode.setup
+            }
+            config.board = loaded.board
+            config.policy = loaded.policy
+            config.settingsError = true
+            do { lines = try GPIODLines(board: loaded.board) } catch {
+                Log.error("\(error)")
+                return ExitCode.setup
+            }
         }
         return Daemon.serve(
             link: link, lines: lines, config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
@@ -221,28 +257,119 @@ enum BondLoading {
     }
 }
 
+extension RunCommand.Options {
+    var paths: ConfigFiles.Paths {
+        ConfigFiles.Paths(board: boardPath!, policy: policyPath, fallbackBoard: fallbackBoardPath, fallbackPolicy: fallbackPolicyPath)
+    }
+}
+
 /// Loads and checks the board and policy files, with errors as one line
 /// naming the file and line.
+///
+/// With fallbacks (the SD-card image: the wearer's copies on the boot
+/// partition, the package's defaults in /etc/wristlink) a file given that
+/// is missing is replaced by its fallback with a notice, and one that
+/// cannot be read or has an error with a logged error and `fellBack` set
+/// (the firmware then plays the settings-error feedback). As much of the
+/// wearer's settings is kept as still fits: a bad policy falls back alone
+/// when the defaults' policy fits the wearer's board, and only otherwise
+/// are both set aside.
 enum ConfigFiles {
+    struct Paths {
+        var board: String
+        var policy: String
+        var fallbackBoard: String? = nil
+        var fallbackPolicy: String? = nil
+    }
+
+    struct Settings {
+        var board: BoardConfig
+        var policy: PolicyConfig
+        /// A file given had an error and its fallback is in use.
+        var fellBack: Bool
+        /// The board is the fallback one.
+        var fallbackBoard = false
+    }
+
     enum Loaded {
-        case success((BoardConfig, PolicyConfig))
+        case success(Settings)
         case failure(String)
     }
 
-    static func load(boardPath: String, policyPath: String) -> Loaded {
-        let boardText: String
-        let policyText: String
-        do { boardText = try ProcessControl.readFile(boardPath) } catch {
-            return .failure("cannot read board file: \(error)")
+    /// One file read: its text, or why not (nil text with `missing`: it
+    /// does not exist).
+    private static func read(_ path: String, what: String) -> (text: String?, problem: String?, missing: Bool) {
+        do throws(SystemError) { return (try ProcessControl.readFile(path), nil, false) } catch {
+            return (nil, "cannot read \(what) file: \(error)", error.notFound)
         }
-        do { policyText = try ProcessControl.readFile(policyPath) } catch {
-            return .failure("cannot read policy file: \(error)")
+    }
+
+    private static func board(_ path: String) -> (BoardConfig?, problem: String?, missing: Bool) {
+        let file = read(path, what: "board")
+        guard let text = file.text else { return (nil, file.problem, file.missing) }
+        do throws(ConfigError) { return (try BoardConfig.parse(text), nil, false) } catch {
+            return (nil, error.located(in: path), false)
         }
-        let board: BoardConfig
-        do { board = try BoardConfig.parse(boardText) } catch { return .failure(error.located(in: boardPath)) }
-        do { return .success((board, try PolicyConfig.parse(policyText, board: board))) } catch {
-            return .failure(error.located(in: policyPath))
+    }
+
+    private static func policy(_ path: String, board: BoardConfig) -> (PolicyConfig?, problem: String?, missing: Bool) {
+        let file = read(path, what: "policy")
+        guard let text = file.text else { return (nil, file.problem, file.missing) }
+        do throws(ConfigError) { return (try PolicyConfig.parse(text, board: board), nil, false) } catch {
+            return (nil, error.located(in: path), false)
         }
+    }
+
+    /// Says why a given file is set aside for its fallback: a notice when
+    /// it does not exist, an error otherwise (returns true then).
+    private static func setAside(_ problem: String?, missing: Bool, fallback: String) -> Bool {
+        if missing {
+            Log.notice("\(problem ?? "file missing"); using \(fallback)")
+            return false
+        }
+        Log.error("\(problem ?? "unusable file"); using the defaults in \(fallback)")
+        return true
+    }
+
+    /// `boardUnusable`: the given board parsed but its lines could not be
+    /// had (the reason), so its fallback is used whatever it says.
+    static func load(_ paths: Paths, boardUnusable: String? = nil) -> Loaded {
+        var fellBack = false
+        // The board: the given one, else its fallback.
+        var board: BoardConfig
+        var wearersBoard = true
+        let given = boardUnusable == nil ? Self.board(paths.board) : (nil, "\(paths.board): \(boardUnusable!)", false)
+        if let b = given.0 {
+            board = b
+        } else {
+            guard let fallback = paths.fallbackBoard else { return .failure(given.problem ?? "no board") }
+            fellBack = setAside(given.problem, missing: given.missing, fallback: fallback) || fellBack
+            guard let b = Self.board(fallback).0 else {
+                return .failure("\(given.problem ?? "no board"), and the fallback board \(fallback) cannot be used either: \(Self.board(fallback).problem ?? "")")
+            }
+            board = b
+            wearersBoard = false
+        }
+        // The policy: the given one against that board, else the fallback
+        // policy against it, else (the defaults' policy does not fit the
+        // wearer's board) the fallback policy against the fallback board.
+        let policy = Self.policy(paths.policy, board: board)
+        if let p = policy.0 {
+            return .success(Settings(board: board, policy: p, fellBack: fellBack, fallbackBoard: !wearersBoard))
+        }
+        guard let fallback = paths.fallbackPolicy else { return .failure(policy.problem ?? "no policy") }
+        fellBack = setAside(policy.problem, missing: policy.missing, fallback: fallback) || fellBack
+        let defaults = Self.policy(fallback, board: board)
+        if let p = defaults.0 {
+            return .success(Settings(board: board, policy: p, fellBack: fellBack, fallbackBoard: !wearersBoard))
+        }
+        if wearersBoard, let fallbackBoard = paths.fallbackBoard, let b = Self.board(fallbackBoard).0,
+            let p = Self.policy(fallback, board: b).0
+        {
+            Log.error("\(defaults.problem ?? "") with the board \(paths.board); using the defaults in \(fallbackBoard) too")
+            return .success(Settings(board: b, policy: p, fellBack: true, fallbackBoard: true))
+        }
+        return .failure("\(policy.problem ?? "no policy"), and the fallback policy \(fallback) cannot be used either: \(defaults.problem ?? "")")
     }
 }
 

@@ -38,8 +38,8 @@ public enum SimCommand {
         let policy = a.value("--policy") ?? "board/policy.conf"
         // Checked here too, so a bad file is reported before anything starts.
         let outputNames: [String]
-        switch ConfigFiles.load(boardPath: board, policyPath: policy) {
-        case .success(let loaded): outputNames = loaded.0.outputs.map { $0.name }
+        switch ConfigFiles.load(ConfigFiles.Paths(board: board, policy: policy)) {
+        case .success(let loaded): outputNames = loaded.board.outputs.map { $0.name }
         case .failure(let message):
             Log.error(message)
             return ExitCode.config

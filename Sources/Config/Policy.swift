@@ -148,13 +148,17 @@ public struct PolicyConfig: Equatable, Sendable {
     /// While the phone refuses the subscription until the user allows
     /// notification sharing.
     public var waitingPermission: [OutputPattern]
+    /// Played once at start when the board or policy file given could not
+    /// be used and the shipped defaults run instead (`--fallback-policy`).
+    public var settingsError: [OutputPattern]
     /// A Modified notification plays its alert again.
     public var realertOnModified: Bool
 
     public init(
         patterns: [NamedPattern], alerts: [Alert?], rules: [Rule], unread: UnreadIndicator?, shortPress: [ButtonAction],
         longPress: [ButtonAction], actionFailed: [OutputPattern], nothingToDo: [OutputPattern],
-        pairing: [OutputPattern], realertOnModified: Bool, waitingPermission: [OutputPattern] = []
+        pairing: [OutputPattern], realertOnModified: Bool, waitingPermission: [OutputPattern] = [],
+        settingsError: [OutputPattern] = []
     ) {
         precondition(alerts.count == CategoryID.knownCount, "one alert entry per known category")
         self.patterns = patterns
@@ -167,6 +171,7 @@ public struct PolicyConfig: Equatable, Sendable {
         self.nothingToDo = nothingToDo
         self.pairing = pairing
         self.waitingPermission = waitingPermission
+        self.settingsError = settingsError
         self.realertOnModified = realertOnModified
     }
 

@@ -24,8 +24,9 @@ struct PolicyParser {
     var nothingToDo: [OutputPattern] = []
     var pairing: [OutputPattern] = []
     var waitingPermission: [OutputPattern] = []
-    /// action-failed, nothing-to-do, pairing, waiting-permission.
-    var feedbackLines = [0, 0, 0, 0]
+    var settingsError: [OutputPattern] = []
+    /// action-failed, nothing-to-do, pairing, waiting-permission, settings-error.
+    var feedbackLines = [0, 0, 0, 0, 0]
     var realertOnModified = false
     var realertLine = 0
 
@@ -329,11 +330,11 @@ struct PolicyParser {
     private mutating func takeFeedback(_ line: ConfigLine) throws(ConfigError) {
         let number = line.number
         let args = line.arguments
-        let events = ["action-failed", "nothing-to-do", "pairing", "waiting-permission"]
+        let events = ["action-failed", "nothing-to-do", "pairing", "waiting-permission", "settings-error"]
         guard let first = args.first, first.value == nil, let event = events.firstIndex(of: first.key) else {
             throw ConfigError(
                 line: number, .unknownKey,
-                "feedback is for action-failed, nothing-to-do, pairing or waiting-permission: e.g. `feedback action-failed vibration=failure`")
+                "feedback is for action-failed, nothing-to-do, pairing, waiting-permission or settings-error: e.g. `feedback action-failed vibration=failure`")
         }
         guard feedbackLines[event] == 0 else {
             throw ConfigError(line: number, .duplicate, "feedback \(first.key) is already set on line \(feedbackLines[event])")
@@ -346,7 +347,8 @@ struct PolicyParser {
         case 0: actionFailed = outputs
         case 1: nothingToDo = outputs
         case 2: pairing = outputs
-        default: waitingPermission = outputs
+        case 3: waitingPermission = outputs
+        default: settingsError = outputs
         }
         feedbackLines[event] = number
     }
@@ -382,10 +384,12 @@ struct PolicyParser {
         }
         try checkEnds(actionFailed, line: feedbackLines[0], what: "the feedback would never stop", remedy: "give it a repeat count")
         try checkEnds(nothingToDo, line: feedbackLines[1], what: "the feedback would never stop", remedy: "give it a repeat count")
+        try checkEnds(settingsError, line: feedbackLines[4], what: "the feedback would never stop", remedy: "give it a repeat count")
         return PolicyConfig(
             patterns: patterns, alerts: alerts, rules: rules, unread: unread, shortPress: shortPress,
             longPress: longPress, actionFailed: actionFailed, nothingToDo: nothingToDo, pairing: pairing,
-            realertOnModified: realertOnModified, waitingPermission: waitingPermission)
+            realertOnModified: realertOnModified, waitingPermission: waitingPermission,
+            settingsError: settingsError)
     }
 
     private func checkEnds(_ outputs: [OutputPattern], line: Int, what: String, remedy: String) throws(ConfigError) {

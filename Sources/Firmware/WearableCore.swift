@@ -93,6 +93,10 @@ public struct WearableConfig: Sendable {
     /// if no new subscription confirms it.
     public var carriedRingMaxMs: Int64 = 10_000
     public var pendingAlertCapacity = 8
+    /// The board or policy file given had an error and the shipped
+    /// defaults run instead: `start` plays the policy's settings-error
+    /// feedback once, so a wearer who edited the card sees it.
+    public var settingsError = false
 
     public init(board: BoardConfig, policy: PolicyConfig) {
         self.board = board
@@ -152,6 +156,8 @@ public struct WearableCore: ~Copyable {
     public let ruleWaitMs: Int64
     public let replayWindowMs: Int64
     public let carriedRingMaxMs: Int64
+    /// Play the settings-error feedback at start (`WearableConfig.settingsError`).
+    private let settingsErrorAtStart: Bool
     /// When carried lasting alerts that nothing confirmed stop.
     private var carriedUntil: Instant? = nil
     /// Until when a new notification is taken as replay; nil while the
@@ -189,6 +195,7 @@ public struct WearableCore: ~Copyable {
         ruleWaitMs = config.ruleWaitMs
         replayWindowMs = config.replayWindowMs
         carriedRingMaxMs = config.carriedRingMaxMs
+        settingsErrorAtStart = config.settingsError
         phone = PhoneLink(config: config.link)
         controller = Controller(config: config.controller, bonds: bonds)
         pending = FixedArray(capacity: config.pendingAlertCapacity)
@@ -257,6 +264,7 @@ public struct WearableCore: ~Copyable {
 
     /// Starts the controller's set-up (no-op without a controller).
     public mutating func start(now: Instant) {
+        if settingsErrorAtStart { feedback(policy.settingsError, now: now) }
         controller.start(now: now)
         absorbController(now: now)
     }

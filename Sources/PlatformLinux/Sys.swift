@@ -15,6 +15,8 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String { "\(call): \(String(cString: strerror(errno)))" }
 
     public var wouldBlock: Bool { errno == EAGAIN || errno == EWOULDBLOCK }
+    /// No such file or directory.
+    public var notFound: Bool { errno == ENOENT }
 }
 
 public enum Sys {

@@ -96,7 +96,7 @@ struct PolicyErrorTests {
         #expect(policyError("alret Other\n") == ConfigError(line: 1, .unknownKey, "unknown setting 'alret': a policy file has pattern, alert, rule, unread, button, feedback and realert-on-modified"))
         #expect(policyError("unread led-notify colour=red\n") == ConfigError(line: 1, .unknownKey, "unknown unread option 'colour': use categories="))
         #expect(policyError("button accept double=positive\n") == ConfigError(line: 1, .unknownKey, "unknown button option 'double': use short= or long="))
-        #expect(policyError("feedback paired led-notify=x\n") == ConfigError(line: 1, .unknownKey, "feedback is for action-failed, nothing-to-do, pairing or waiting-permission: e.g. `feedback action-failed vibration=failure`"))
+        #expect(policyError("feedback paired led-notify=x\n") == ConfigError(line: 1, .unknownKey, "feedback is for action-failed, nothing-to-do, pairing, waiting-permission or settings-error: e.g. `feedback action-failed vibration=failure`"))
     }
 
     @Test("an output the board does not have is a bad line naming the board's outputs")
@@ -129,6 +129,7 @@ struct PolicyErrorTests {
         #expect(policyError(ring + "feedback pairing led-notify=ring\n") == nil)
         #expect(policyError(ring + "feedback waiting-permission led-notify=ring\n") == nil, "stopped when subscribed or the link ends")
         #expect(policyError(ring + "feedback waiting-permission led-notify=ring\nfeedback waiting-permission led-call=ring\n")?.kind == .duplicate)
+        #expect(policyError(ring + "\nfeedback settings-error led-notify=ring\n")?.line == 3, "played once at start, nothing stops it")
     }
 
     @Test("an unknown pattern says how to define it")

@@ -197,6 +197,7 @@ struct PolicySyntaxTests {
             feedback nothing-to-do led-notify=blink vibration=blink
             feedback pairing led-notify=ring
             feedback waiting-permission led-call=ring
+            feedback settings-error led-notify=blink
             realert-on-modified yes
             """, board: simBoard)
         #expect(policy.unread == UnreadIndicator(output: 1, categories: 0b1001))
@@ -205,6 +206,7 @@ struct PolicySyntaxTests {
         #expect(policy.nothingToDo.count == 2)
         #expect(policy.pairing == [OutputPattern(output: 0, pattern: 1)])
         #expect(policy.waitingPermission == [OutputPattern(output: 1, pattern: 1)])
+        #expect(policy.settingsError == [OutputPattern(output: 0, pattern: 0)])
         #expect(policy.realertOnModified)
     }
 }
