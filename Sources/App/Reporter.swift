@@ -166,13 +166,14 @@ public struct Reporter: ~Copyable, EventSink {
         }
     }
 
-    private mutating func error(_ what: Name, _ detail: Name, now: Instant) {
+    private mutating func error(_ what: Name, _ detail: Name, now: Instant, log: Bool = true) {
         if hasEvents {
             begin("error", now: now)
             field("what", what.text)
             field("detail", detail.text)
             finish()
         }
+        guard log else { return }
         logLine(.warning) { $0.append(text: "error "); $0.append(text: what.text); $0.append(text: ": "); $0.append(text: detail.text) }
     }
 
@@ -215,7 +216,9 @@ public struct Reporter: ~Copyable, EventSink {
     private mutating func recordController(_ event: ControllerEvent, now: Instant) {
         switch event {
         case .advertising: session("advertising", now: now)
-        case .controllerGone: error("controller", "gone", now: now)
+        case .controllerGone:
+            error("controller", "gone", now: now, log: false)
+            logLine(.warning) { $0.append(text: "error controller: gone: waiting for the Bluetooth controller (it is probed until it answers)") }
         case .setupFailed(let step, let status):
             error("controller-setup", step, now: now)
             logLine(.error) { $0.append(text: "controller set-up failed at "); $0.append(text: step.text); $0.append(text: ": "); $0.append(text: status.text) }

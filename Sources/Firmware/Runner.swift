@@ -130,7 +130,11 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
             var any = false
             while let event = core.nextEvent() {
                 any = true
-                if case .controller(.advertising) = event, !readyNotified {
+                // Ready (systemd's READY=1) once the controller advertises,
+                // or once it is known to be absent and the firmware waits
+                // for it: started either way, so systemd neither times the
+                // start out nor restarts a firmware that is doing its job.
+                if !readyNotified, event == .controller(.advertising) || event == .controller(.controllerGone) {
                     readyNotified = true
                     platform.notifyReady()
                 }

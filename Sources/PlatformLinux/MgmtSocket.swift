@@ -166,6 +166,11 @@ public struct MgmtSocket: ~Copyable {
         bytes.withUnsafeBufferPointer { buffer -> WriteOutcome in
             do throws(SystemError) {
                 let n = try Sys.call("write(mgmt)") { CLinux.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL)) }
+                // 0: the kernel answered the command itself, at once, with a
+                // Command Status that is now queued for reading (an index
+                // with no controller behind it, an unknown opcode, bad
+                // parameters: hci_mgmt_cmd returns mgmt_cmd_status's 0).
+                if n == 0 && buffer.count >= 6 { return .written }
                 return n == buffer.count ? .written : .failed("short write (\(n) of \(buffer.count) bytes)")
             } catch {
                 return error.wouldBlock ? .wouldBlock : .failed("\(error)")

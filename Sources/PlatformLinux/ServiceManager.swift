@@ -1,5 +1,5 @@
 // systemd's notification protocol (sd_notify without libsystemd): READY=1
-// once advertising, WATCHDOG=1 from the loop every half of WatchdogSec.
+// once advertising or waiting for an absent controller, WATCHDOG=1 from the loop every half of WatchdogSec.
 // Datagrams to $NOTIFY_SOCKET; nothing happens when it is unset.
 
 import Bounded
