@@ -12,7 +12,8 @@ FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-even
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
 .PHONY: all deps build test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
-	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot
+	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot \
+	image image-raw test-image
 
 all: build
 
@@ -32,7 +33,7 @@ build: deps
 # check, the three Embedded binaries, each of whose swiftc runs uses one
 # core); (3) the unit tests, the Pi binaries under qemu, the Debian
 # packages; (4) the VM boots, two at a time on a host that does nothing else
-# (Tests/VM/run-lanes.sh).
+# (Tests/VM/run-lanes.sh), with the SD-card image's boot test in QEMU.
 TEST_JOBS ?= 3
 test:
 	@t=$$(date +%s); $(MAKE) --no-print-directory deps pi-deps deb-deps && \
@@ -40,9 +41,10 @@ test:
 	@t=$$(date +%s); $(MAKE) --no-print-directory -j$(TEST_JOBS) -O test-builds vm-setup && \
 	echo "make test: phase 2 (builds, -j$(TEST_JOBS)) $$(( $$(date +%s) - t )) s"
 	@t=$$(date +%s); $(MAKE) --no-print-directory test-unit embedded-check pi-test test-deb && \
-	echo "make test: phase 3 (unit tests, Pi binaries, packages) $$(( $$(date +%s) - t )) s"
-	@t=$$(date +%s); $(MAKE) --no-print-directory test-vm && \
-	echo "make test: phase 4 (VMs) $$(( $$(date +%s) - t )) s"
+	$(MAKE) --no-print-directory image-raw BOARD=pi-zero-2w && \
+	echo "make test: phase 3 (unit tests, Pi binaries, packages, the SD-card image) $$(( $$(date +%s) - t )) s"
+	@t=$$(date +%s); $(MAKE) --no-print-directory test-vm VM_IMAGE="$$(ls -t $(IMAGE_DIR)/wristlink-*-pi-zero-2w.img | head -1)" && \
+	echo "make test: phase 4 (VMs, the image's boot test) $$(( $$(date +%s) - t )) s"
 	@echo "make test: all passed"
 
 test-builds: build-tests embedded-build pi-build pi-x86_64-trixie
@@ -80,15 +82,18 @@ embedded-check: embedded-build
 # VM_GPIOD2_TIMEOUT (default 300 s).
 # The systemd case (below) runs in test-vm too, beside the suite: two lanes
 # at once (Tests/VM/run-lanes.sh; VM_LANES=1 one after the other,
-# VM_SYSTEMD=0 leaves the systemd case out).
+# VM_SYSTEMD=0 leaves the systemd case out). VM_IMAGE=FILE (make test gives
+# the Zero 2 W image of image-raw) adds the SD-card image's boot test to the
+# systemd lane (Tests/Image/boot-test.sh, as make test-image).
 VM_KERNELS ?= bookworm trixie
 VM_GPIOD2_CASES ?= 1,2
 VM_GPIOD2_TIMEOUT ?= 300
 VM_SYSTEMD ?= 1
+VM_IMAGE ?=
 test-vm: deps vm-setup pi-x86_64-trixie deb-amd64
 	$(SWIFT) build -c release --product wristlink
 	@VM_KERNELS="$(VM_KERNELS)" VM_CASES="$(VM_CASES)" VM_GPIOD2_CASES="$(VM_GPIOD2_CASES)" \
-		VM_GPIOD2_TIMEOUT=$(VM_GPIOD2_TIMEOUT) WL_SYSTEMD=$(VM_SYSTEMD) \
+		VM_GPIOD2_TIMEOUT=$(VM_GPIOD2_TIMEOUT) WL_SYSTEMD=$(VM_SYSTEMD) WL_IMAGE="$(VM_IMAGE)" \
 		WL_DEB="$$(ls $(DEB_DIR)/wristlink_*_amd64.deb)" Tests/VM/run-lanes.sh
 
 # The systemd case (Tests/VM/NOTES.md, "The systemd case"): the amd64
@@ -217,6 +222,33 @@ test-deb: $(DEB_TARGETS)
 # trixie chroot with bluez (Tests/Deb/chroot-install.sh), no systemd running.
 test-deb-chroot: deb-amd64
 	@Tests/Deb/chroot-install.sh $(DEB_DIR)/wristlink_*_amd64.deb $(DEB_AMD64_SUITE)
+
+# The SD-card image (docs/sd-image.md): `make image BOARD=pi-zero-2w` (or
+# pi4; pi5 with trixie-backports' kernel). A Debian trixie arm64 root from
+# Debian's packages (mmdebstrap, cached outside the clone in
+# /var/cache/wristlink-image, keyed by the package list: scripts/image-root),
+# the arm64 trixie package installed in it, the wearer's settings on the
+# boot partition, a read-only root and a data partition for the bonds
+# (scripts/build-image). Output in .build/image/:
+# wristlink-VERSION-BOARD.img.xz, its .sha256 and BOARD.manifest (the
+# package list, also in the image as /usr/share/wristlink/image-manifest).
+BOARD ?= pi-zero-2w
+IMAGE_DIR := .build/image
+image-raw: deb-arm64-trixie
+	@scripts/build-image $(BOARD) $$(ls $(DEB_DIR)/wristlink_*+deb13_arm64.deb) $(IMAGE_DIR)
+
+image: image-raw
+	@scripts/ensure-packages xz-utils
+	@img=$$(ls -t $(IMAGE_DIR)/wristlink-*-$(BOARD).img | head -1); t=$$(date +%s); \
+	rm -f "$$img.xz"; xz -T0 -6 -k "$$img" && (cd $(IMAGE_DIR) && sha256sum "$${img##*/}.xz" > "$${img##*/}.xz.sha256") && \
+	echo "image: $$img.xz $$(( $$(stat -c %s "$$img.xz") / 1048576 )) MiB (xz -6 in $$(( $$(date +%s) - t )) s), raw $$(( $$(stat -c %s "$$img") / 1048576 )) MiB; sha256 in $$img.xz.sha256"
+
+# For `make test`: the Zero 2 W image (raw: the test does not need the .xz)
+# booted twice in QEMU from a copy of itself (Tests/Image/boot-test.sh):
+# raspi3b with the Zero 2 W's device tree, a power cut, then virt.
+test-image: BOARD = pi-zero-2w
+test-image: image-raw
+	@Tests/Image/boot-test.sh $$(ls -t $(IMAGE_DIR)/wristlink-*-pi-zero-2w.img | head -1)
 
 # Memory: qemu's RSS is mostly qemu's own, so the same Embedded build is
 # also made for x86_64 (against the host's bookworm libraries) and run

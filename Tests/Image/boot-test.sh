@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# The SD-card image's boot test (docs/sd-image.md, "Boot test"), in QEMU
+# from a copy of the image itself: the kernel, initrd and device tree are
+# taken from its boot partition, the kernel command line from its
+# cmdline.txt plus `wristlink.boot-report` (the image's own report on the
+# console, board/image/boot-report) and a console for the machine.
+#   boot-test.sh IMAGE
+# Before the first boot the copy gets what a wearer would put on the card:
+# a policy.conf with an error on the boot partition, and a bond file on the
+# data partition (Tests/Image/bonds, written into the partition's ext4).
+#   boot 1, -M raspi3b with the Zero 2 W's device tree: multi-user with no
+#     failed unit, / read-only, /var a tmpfs, wristlink.service active and
+#     waiting for a controller (QEMU has no Bluetooth chip), its outputs
+#     requested on gpiochip0 (pinctrl-bcm2835) and low, the journal naming
+#     policy.conf and its line and the defaults in use, one bonded phone
+#     loaded; then the power is cut (qemu killed with SIGKILL) while it runs.
+#   boot 2, -M virt (the same root, about twice as fast; no GPIO there, so
+#     the service waits for its lines): a clean boot (the root was never
+#     written, the data partition's journal at most replayed), the bond file
+#     byte for byte the same and loaded again, and nothing else of boot 1
+#     left (one boot in the journal, a new machine ID).
+# Each boot is bounded (IMAGE_BOOT_TIMEOUT, default 420 s). Results and the
+# consoles: .build/image/boot-test/. Exit 0 when every check passed.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+IMAGE="${1:?usage: boot-test.sh IMAGE}"
+LIMIT="${IMAGE_BOOT_TIMEOUT:-420}"
+OUT="$ROOT/.build/image/boot-test"
+"$ROOT/scripts/ensure-packages" qemu-system-arm mtools e2fsprogs python3 device-tree-compiler >&2
+rm -rf "$OUT"; mkdir -p "$OUT"
+T0=$(date +%s.%N)
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+fails=0
+pass() { echo "PASS $*" | tee -a "$OUT/summary.txt"; }
+fail() { echo "FAIL $*" | tee -a "$OUT/summary.txt"; fails=$((fails + 1)); }
+check() {  # check NAME CONDITION-EXIT-CODE DETAIL
+  if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1: $3"; fi
+}
+
+# --- the copy and what the wearer puts on it --------------------------------
+disk="$OUT/sd.img"
+cp --sparse=always "$IMAGE" "$disk"
+# partitions: "index start-byte size-byte" from the MBR
+python3 - "$disk" > "$OUT/partitions" <<'PY'
+import struct, sys
+mbr = open(sys.argv[1], 'rb').read(512)
+assert mbr[510:512] == b'\x55\xaa', 'no MBR'
+for i in range(4):
+    e = mbr[446 + 16 * i: 462 + 16 * i]
+    kind, start, count = e[4], *struct.unpack('<II', e[8:16])
+    if kind:
+        print(i + 1, start * 512, count * 512, hex(kind))
+PY
+read -r _ boot_off boot_len _ < <(sed -n 1p "$OUT/partitions")
+read -r _ data_off data_len _ < <(sed -n 3p "$OUT/partitions")
+fat="$disk@@$boot_off"
+mcopy -n -i "$fat" ::/cmdline.txt "$OUT/cmdline.txt"
+mcopy -n -i "$fat" ::/wristlink/policy.conf "$OUT/policy.conf"
+# line 3 of the wearer's edit names an output the board does not have
+{ printf '# edited on a laptop\n\nalert News led-notfy=blink\n'; tr -d '\r' < "$OUT/policy.conf"; } > "$OUT/policy-bad.conf"
+mcopy -o -i "$fat" "$OUT/policy-bad.conf" ::/wristlink/policy.conf
+dd if="$disk" of="$OUT/data.ext4" bs=1M iflag=skip_bytes,count_bytes skip="$data_off" count="$data_len" status=none
+debugfs -w -R "write $HERE/bonds bonds" "$OUT/data.ext4" >/dev/null 2>&1
+debugfs -w -R "set_inode_field bonds mode 0100600" "$OUT/data.ext4" >/dev/null 2>&1
+dd if="$OUT/data.ext4" of="$disk" bs=1M oflag=seek_bytes seek="$data_off" conv=notrunc,sparse status=none
+bond_sum="$(sha256sum < "$HERE/bonds" | cut -c1-16)"
+# What the Pi's firmware would start: config.txt's kernel= and initramfs,
+# the board's device tree with config.txt's overlays applied (fdtoverlay).
+mcopy -n -i "$fat" ::/config.txt "$OUT/config.txt"
+kernel_file="$(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^kernel=//p' | tail -1)"
+initrd_file="$(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^initramfs \([^ ]*\).*/\1/p' | tail -1)"
+mcopy -n -i "$fat" "::/$kernel_file" "$OUT/vmlinuz"
+mcopy -n -i "$fat" "::/$initrd_file" "$OUT/initrd.img"
+mcopy -n -i "$fat" ::/bcm2837-rpi-zero-2-w.dtb "$OUT/board.dtb"
+overlays=()
+for o in $(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^dtoverlay=\([^,]*\).*/\1/p'); do
+  mcopy -n -i "$fat" "::/overlays/$o.dtbo" "$OUT/$o.dtbo"; overlays+=("$OUT/$o.dtbo")
+done
+if [ "${#overlays[@]}" -gt 0 ]; then
+  fdtoverlay -i "$OUT/board.dtb" -o "$OUT/zero-2-w.dtb" "${overlays[@]}"
+else
+  cp "$OUT/board.dtb" "$OUT/zero-2-w.dtb"
+fi
+echo "boot-test: kernel $kernel_file, initrd $initrd_file, device tree bcm2837-rpi-zero-2-w.dtb + overlays: ${overlays[*]##*/}"
+# QEMU's SD card must be a power of two in size (sparse: costs nothing)
+size=$(stat -c %s "$disk"); pow=1; while [ "$pow" -lt "$size" ]; do pow=$((pow * 2)); done
+truncate -s "$pow" "$disk"
+cmdline="$(tr -d '\r\n' < "$OUT/cmdline.txt") wristlink.boot-report"
+echo "boot-test: image ${IMAGE##*/}, cmdline.txt: $(tr -d '\r\n' < "$OUT/cmdline.txt")"
+
+# --- a boot: qemu in the background, its console in a file -------------------
+qemu_pid=""
+start_qemu() {  # start_qemu NAME ARGS...
+  local name=$1; shift
+  : > "$OUT/console-$name.log"
+  qemu-system-aarch64 "$@" -display none -no-reboot -monitor none > "$OUT/qemu-$name.log" 2>&1 &
+  qemu_pid=$!
+}
+wait_report() {  # wait_report NAME: until the report's last line, qemu's exit or the limit
+  local name=$1 t0=$2
+  while kill -0 "$qemu_pid" 2>/dev/null; do
+    grep -q 'wl-report: end' "$OUT/console-$name.log" 2>/dev/null && return 0
+    if [ "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print (b - a > '"$LIMIT"') }')" = 1 ]; then
+      echo "boot-test: boot $name: no report in ${LIMIT} s" >&2; return 1
+    fi
+    sleep 1
+  done
+  echo "boot-test: qemu ended during boot $name ($(tail -3 "$OUT/qemu-$name.log"))" >&2
+  return 1
+}
+power_cut() { kill -KILL "$qemu_pid" 2>/dev/null || true; wait "$qemu_pid" 2>/dev/null || true; }
+# the report's lines, with or without the kernel's "[ time] unit[pid]: " before them
+report() { tr -d '\r' < "$OUT/console-$1.log" | sed -n 's/^.*wl-report: //p'; }
+field() { report "$1" | sed -n "s|^$2: ||p" | head -1; }
+
+# The checks below report each result; a failing one must not end the run.
+set +e
+
+# --- boot 1: raspi3b, the Zero 2 W's device tree ------------------------------
+b1=$(date +%s.%N)
+start_qemu 1 -M raspi3b -accel tcg,thread=single -kernel "$OUT/vmlinuz" -initrd "$OUT/initrd.img" \
+  -dtb "$OUT/zero-2-w.dtb" -append "$cmdline" \
+  -drive "file=$disk,if=sd,format=raw,cache=unsafe" -serial null -serial "file:$OUT/console-1.log"
+ok=0; wait_report 1 "$b1" || ok=$?
+boot1_s=$(elapsed "$b1")
+# The power is cut while the firmware runs (a flat battery).
+power_cut
+printf 'boot 1 (raspi3b): report after %s s\n' "$boot1_s" | tee -a "$OUT/timings.txt"
+report 1 > "$OUT/report-1.txt"
+if [ "$ok" -ne 0 ]; then
+  fail "boot 1: no report (console: $OUT/console-1.log)"
+else
+  [ "$(field 1 system)" = running ]; check "boot 1: multi-user, no failed unit (system $(field 1 system), failed: $(field 1 failed-units))" $? "system $(field 1 system), failed: $(field 1 failed-units)"
+  field 1 "mount /" | grep -Eq '^/dev/mmcblk0p2 ext4 ro,'; check "boot 1: / is the SD card's root, read-only ($(field 1 'mount /'))" $? "$(field 1 'mount /')"
+  field 1 "mount /var" | grep -q ' tmpfs '; check "boot 1: /var is a tmpfs" $? "$(field 1 'mount /var')"
+  field 1 "mount /boot/firmware" | grep -Eq 'vfat ro,'; check "boot 1: the boot partition is mounted read-only" $? "$(field 1 'mount /boot/firmware')"
+  field 1 "mount /var/lib/private/wristlink" | grep -Eq '^/dev/mmcblk0p3 ext4 rw,'; check "boot 1: the data partition holds the state" $? "$(field 1 'mount /var/lib/private/wristlink')"
+  svc="$(field 1 service)"
+  bad=0; for want in ActiveState=active SubState=running NRestarts=0; do case " $svc " in *" $want "*) ;; *) bad=1 ;; esac; done
+  check "boot 1: wristlink.service active, never restarted ($svc)" $bad "$svc"
+  report 1 | grep -q '^journal: .*error controller: gone: waiting for the Bluetooth controller'; check "boot 1: the journal says it waits for a Bluetooth controller" $? "$(report 1 | grep '^journal:' | tail -5)"
+  ! report 1 | grep -q '^journal: .*dropped a command'; check "boot 1: no management command dropped while the controller is absent" $? "$(report 1 | grep 'dropped a command' | head -3)"
+  report 1 | grep -Eq '^journal: .*/boot/firmware/wristlink/policy.conf:3: .*led-notfy.*using the defaults in /etc/wristlink/policy.conf'; check "boot 1: a policy.conf error: the journal names the file and line 3, the defaults run" $? "$(report 1 | grep '^journal:' | head -5)"
+  report 1 | grep -q '^journal: loaded 1 bonded phone(s) from /var/lib/wristlink/bonds'; check "boot 1: the bond file placed on the data partition is loaded" $? "$(report 1 | grep '^journal:' | head -8)"
+  report 1 | grep -Eq '^gpiochip gpiochip0: gpiochip0 \[pinctrl-bcm2835\]'; check "boot 1: gpiochip0 is pinctrl-bcm2835" $? "$(report 1 | grep '^gpiochip')"
+  gpios="$(report 1 | grep '^gpio: ' || true)"
+  n_out=$(printf '%s\n' "$gpios" | grep -cE 'GPIO(17|18|27) .*[|]wristlink *[)] *out lo' || true)
+  n_in=$(printf '%s\n' "$gpios" | grep -cE 'GPIO(22|23) .*[|]wristlink *[)] *in ' || true)
+  [ "$n_out" -eq 3 ] && [ "$n_in" -eq 2 ]; check "boot 1: led-notify, led-call, vibration requested on gpiochip0 and low; both buttons held" $? "$gpios"
+  field 1 "wifi-sdio-host /soc/mmc@7e300000" | grep -q disabled && [ -z "$(field 1 wifi-interfaces)" ]
+  check "boot 1: Wi-Fi off (its SDIO host disabled by the overlay, no wireless interface)" $? "$(report 1 | grep '^wifi')"
+  active_us="$(field 1 service-active-us)"
+  printf 'boot 1 (raspi3b): wristlink.service ready %s s after the kernel started\n' "$(awk -v u="${active_us:-0}" 'BEGIN { printf "%.1f", u / 1e6 }')" | tee -a "$OUT/timings.txt"
+fi
+id1="$(field 1 machine-id)"
+
+# --- boot 2: virt, after the power cut ----------------------------------------
+cmdline2="$(printf '%s' "$cmdline" | sed -E 's/console=[^ ]+//g') console=ttyAMA0"
+b2=$(date +%s.%N)
+start_qemu 2 -M virt -cpu cortex-a53 -m 1G -accel tcg,thread=single -kernel "$OUT/vmlinuz" -initrd "$OUT/initrd.img" \
+  -append "$cmdline2" -drive "file=$disk,if=virtio,format=raw,cache=unsafe" -serial "file:$OUT/console-2.log" -nic none
+ok=0; wait_report 2 "$b2" || ok=$?
+boot2_s=$(elapsed "$b2")
+power_cut
+printf 'boot 2 (virt): report after %s s\n' "$boot2_s" | tee -a "$OUT/timings.txt"
+report 2 > "$OUT/report-2.txt"
+if [ "$ok" -ne 0 ]; then
+  fail "boot 2: no report (console: $OUT/console-2.log)"
+else
+  kernel2="$(report 2 | grep '^kernel: ' || true)"
+  ! printf '%s\n' "$kernel2" | grep -E 'vda2' | grep -Eqi 'recover|error|orphan' && ! report 2 | grep -E '^fsck: ' | grep -qi 'vda2\|wlroot'
+  check "boot 2: after the power cut the root needed nothing (never written)" $? "$kernel2"
+  ! printf '%s\n' "$kernel2" | grep -E 'vda3' | grep -qi 'error'; check "boot 2: the data partition mounted without errors" $? "$kernel2"
+  case "$(field 2 system)" in running|degraded) true ;; *) false ;; esac
+  check "boot 2: the boot finished (system $(field 2 system); the service waits for GPIO lines virt does not have)" $? "system $(field 2 system)"
+  report 2 | grep -q "^data: bonds [0-9]* 600 $bond_sum"; check "boot 2: the bond file is byte for byte the one placed (mode 600)" $? "$(report 2 | grep '^data:')"
+  report 2 | grep -q '^journal: loaded 1 bonded phone(s) from /var/lib/wristlink/bonds'; check "boot 2: one bonded phone loaded again" $? "$(report 2 | grep '^journal:' | head -8)"
+  [ "$(report 2 | grep -c '^data: ')" -eq 1 ]; check "boot 2: the data partition holds the bond file and nothing else" $? "$(report 2 | grep '^data:')"
+  [ "$(field 2 journal-boots)" = 1 ] && [ -n "$id1" ] && [ "$(field 2 machine-id)" != "$id1" ]
+  check "boot 2: nothing else of boot 1 survived (journal boots: $(field 2 journal-boots), machine ID new)" $? "journal boots $(field 2 journal-boots), machine IDs $id1 / $(field 2 machine-id)"
+  active_us="$(field 2 service-active-us)"
+fi
+printf 'boot-test: %d failed, %s s in all (consoles and reports in %s)\n' "$fails" "$(elapsed "$T0")" "$OUT"
+[ "$fails" -eq 0 ]
