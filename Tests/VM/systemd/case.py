@@ -566,7 +566,7 @@ class Case:
         for e in fw_all:
             by_text.setdefault(str(e.get("MESSAGE")).split(" (")[0], set()).add(int(e["PRIORITY"]))
         for text, prio in (("session subscribed", 6), ("pairing consent-requested", 5),
-                           ("error controller: gone", 4)):
+                           ("error controller: gone: waiting for the Bluetooth controller", 4)):
             check(by_text.get(text) == {prio}, f"{text!r}: priorities {by_text.get(text)}, wanted {prio}")
         check(not any(str(e.get("MESSAGE")).startswith("<") for e in fw_all),
               "a raw '<N>' prefix reached the journal")
