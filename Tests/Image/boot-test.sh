@@ -110,6 +110,16 @@ wait_report() {  # wait_report NAME: until the report's last line, qemu's exit o
   return 1
 }
 power_cut() { kill -KILL "$qemu_pid" 2>/dev/null || true; wait "$qemu_pid" 2>/dev/null || true; }
+boot() {  # boot N MACHINE QEMU-ARGS...: boots, waits for the report, cuts the power, keeps the report
+  local n=$1 machine=$2 t0 rc=0; shift 2
+  t0=$(date +%s.%N)
+  start_qemu "$n" "$@"
+  wait_report "$n" "$t0" || rc=$?
+  power_cut
+  printf 'boot %s (%s): report after %s s\n' "$n" "$machine" "$(elapsed "$t0")" | tee -a "$OUT/timings.txt"
+  report "$n" > "$OUT/report-$n.txt"
+  return $rc
+}
 # the report's lines, with or without the kernel's "[ time] unit[pid]: " before them
 report() { tr -d '\r' < "$OUT/console-$1.log" | sed -n 's/^.*wl-report: //p'; }
 field() { report "$1" | sed -n "s|^$2: ||p" | head -1; }
@@ -120,16 +130,10 @@ field() { report "$1" | sed -n "s|^$2: ||p" | head -1; }
 set +e +o pipefail
 
 # --- boot 1: raspi3b, the Zero 2 W's device tree ------------------------------
-b1=$(date +%s.%N)
-start_qemu 1 -M raspi3b -accel tcg,thread=single -kernel "$OUT/vmlinuz" -initrd "$OUT/initrd.img" \
-  -dtb "$OUT/zero-2-w.dtb" -append "$cmdline" \
-  -drive "file=$disk,if=sd,format=raw,cache=unsafe" -serial null -serial "file:$OUT/console-1.log"
-ok=0; wait_report 1 "$b1" || ok=$?
-boot1_s=$(elapsed "$b1")
 # The power is cut while the firmware runs (a flat battery).
-power_cut
-printf 'boot 1 (raspi3b): report after %s s\n' "$boot1_s" | tee -a "$OUT/timings.txt"
-report 1 > "$OUT/report-1.txt"
+ok=0; boot 1 raspi3b -M raspi3b -accel tcg,thread=single -kernel "$OUT/vmlinuz" -initrd "$OUT/initrd.img" \
+  -dtb "$OUT/zero-2-w.dtb" -append "$cmdline" \
+  -drive "file=$disk,if=sd,format=raw,cache=unsafe" -serial null -serial "file:$OUT/console-1.log" || ok=$?
 if [ "$ok" -ne 0 ]; then
   fail "boot 1: no report (console: $OUT/console-1.log)"
 else
@@ -159,14 +163,8 @@ id1="$(field 1 machine-id)"
 
 # --- boot 2: virt, after the power cut ----------------------------------------
 cmdline2="$(printf '%s' "$cmdline" | sed -E 's/console=[^ ]+//g') console=ttyAMA0"
-b2=$(date +%s.%N)
-start_qemu 2 -M virt -cpu cortex-a53 -m 1G -accel tcg,thread=single -kernel "$OUT/vmlinuz" -initrd "$OUT/initrd.img" \
-  -append "$cmdline2" -drive "file=$disk,if=virtio,format=raw,cache=unsafe" -serial "file:$OUT/console-2.log" -nic none
-ok=0; wait_report 2 "$b2" || ok=$?
-boot2_s=$(elapsed "$b2")
-power_cut
-printf 'boot 2 (virt): report after %s s\n' "$boot2_s" | tee -a "$OUT/timings.txt"
-report 2 > "$OUT/report-2.txt"
+ok=0; boot 2 virt -M virt -cpu cortex-a53 -m 1G -accel tcg,thread=single -kernel "$OUT/vmlinuz" -initrd "$OUT/initrd.img" \
+  -append "$cmdline2" -drive "file=$disk,if=virtio,format=raw,cache=unsafe" -serial "file:$OUT/console-2.log" -nic none || ok=$?
 if [ "$ok" -ne 0 ]; then
   fail "boot 2: no report (console: $OUT/console-2.log)"
 else
