@@ -80,9 +80,9 @@ public struct Reporter: ~Copyable, EventSink {
 
     // MARK: Events
 
-    public mutating func record(_ event: FirmwareEvent, core: borrowing WearableCore, now: Instant) {
+    public mutating func record(_ event: FirmwareEvent, session ancs: borrowing Session, now: Instant) {
         switch event {
-        case .link(let link): recordLink(link, core: core, now: now)
+        case .link(let link): recordLink(link, ancs: ancs, now: now)
         case .controller(let controller): recordController(controller, now: now)
         case .line(let index, let on):
             let name = index < outputNames.count ? outputNames[index] : "?"
@@ -180,7 +180,7 @@ public struct Reporter: ~Copyable, EventSink {
     /// Called by the runner's owner when the link is ready for a phone.
     public mutating func advertising(now: Instant) { session("advertising", now: now) }
 
-    private mutating func recordLink(_ event: LinkEvent, core: borrowing WearableCore, now: Instant) {
+    private mutating func recordLink(_ event: LinkEvent, ancs: borrowing Session, now: Instant) {
         switch event {
         case .connected: session("connected", now: now)
         case .secured: session("secured", now: now)
@@ -207,7 +207,7 @@ public struct Reporter: ~Copyable, EventSink {
             }
             logLine(.debug) { $0.append(text: "ATT MTU "); $0.append(decimal: mtu) }
         case .notification(let change): notification(change, now: now)
-        case .command(let result): command(result, core: core, now: now)
+        case .command(let result): command(result, ancs: ancs, now: now)
         case .drop(let what, let reason): drop(what, reason, now: now)
         case .error(let what, let detail): error(what, detail, now: now)
         }
@@ -304,27 +304,25 @@ public struct Reporter: ~Copyable, EventSink {
         }
     }
 
-    private mutating func command(_ result: CommandResult, core: borrowing WearableCore, now: Instant) {
+    private mutating func command(_ result: CommandResult, ancs: borrowing Session, now: Instant) {
         switch result {
         case .attributesReceived(let uid):
             if hasEvents {
                 begin("attributes", now: now)
                 field("uid", Int64(uid))
-                for id in NotificationAttributeID.allCases where core.phone.session.attributeReceived(id) {
+                for id in NotificationAttributeID.allCases where ancs.attributeReceived(id) {
                     json.append(text: ",")
                     json.append(jsonString: id.name)
                     json.append(text: ":")
-                    core.withAttributeValue(id) { value in _ = json.append(jsonString: value) }
+                    _ = json.append(jsonString: ancs.attributeValue(id))
                 }
                 finish()
             }
             logLine(.debug) {
                 $0.append(text: "attributes for uid "); $0.append(decimal: Int64(uid))
-                if core.phone.session.attributeReceived(.title) {
+                if ancs.attributeReceived(.title) {
                     $0.append(text: " title ")
-                    var line = $0
-                    core.withAttributeValue(.title) { value in _ = line.append(jsonString: value) }
-                    $0 = line
+                    _ = $0.append(jsonString: ancs.attributeValue(.title))
                 }
             }
         case .appNameReceived(let app):
@@ -333,7 +331,7 @@ public struct Reporter: ~Copyable, EventSink {
                 json.append(text: ",\"app\":")
                 json.append(jsonString: app.span)
                 json.append(text: ",\"DisplayName\":")
-                if let name = core.phone.session.appName(for: app) {
+                if let name = ancs.appName(for: app) {
                     json.append(jsonString: name.span)
                 } else {
                     json.append(text: "\"\"")

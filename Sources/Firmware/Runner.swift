@@ -1,7 +1,9 @@
-// The loop: one platform, one core, one sink. Each step waits until the
-// core's next deadline or an input, drains a bounded number of link inputs
-// and button inputs, advances timers, and settles the outputs after every
-// input so a reply never waits behind the next input.
+// The loop: one platform, one core, one effects channel (with the sink).
+// Each step waits until the core's next deadline or an input, takes a
+// bounded number of link inputs and button inputs, advances timers, and
+// settles the outputs after every input so a reply never waits behind the
+// next input. Events reach the sink inside the core's call (`Effects`);
+// settling sends the queued commands, then writes what is waiting.
 //
 // Bonds: a change is written to the state file at once; bonds that could
 // not be written stay marked unsaved (never reported saved) and are written
@@ -11,18 +13,12 @@
 import Bounded
 import Platform
 
-/// Where observable events go (events stream, log, simulator screen). It may
-/// read the core's state (e.g. attribute values) while handling an event.
-public protocol EventSink: ~Copyable {
-    mutating func record(_ event: FirmwareEvent, core: borrowing WearableCore, now: Instant)
-}
-
 public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyable {
     /// Inputs of one kind taken per wakeup before the others get a turn.
     public static var maxInputsPerStep: Int { 64 }
 
     public var platform: P
-    public var sink: S
+    public var effects: Effects<S>
     public var core: WearableCore
     public private(set) var stopReason: Name? = nil
     private var pdu: ByteBuffer
@@ -38,7 +34,7 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
 
     public init(platform: consuming P, sink: consuming S, core: consuming WearableCore) {
         self.platform = platform
-        self.sink = sink
+        self.effects = Effects(sink: sink)
         self.core = core
         pdu = ByteBuffer(capacity: 517)
         out = ByteBuffer(capacity: 517)
@@ -49,7 +45,7 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
     /// Starts what runs without inputs (the controller's set-up).
     public mutating func start() {
         let now = platform.now()
-        core.start(now: now)
+        core.start(now: now, into: &effects)
         settle(now: now)
     }
 
@@ -63,7 +59,7 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
     /// Every output off, reported: the last thing before the process ends.
     public mutating func shutdown() {
         let now = platform.now()
-        core.allOff(now: now)
+        core.allOff(now: now, into: &effects)
         bondSaveRetryAt = nil
         settle(now: now)
     }
@@ -81,27 +77,27 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
             taken += 1
             switch platform.nextLinkInput(into: &pdu) {
             case .none: break linkInputs
-            case .connected: core.linkUp(now: now)
-            case .pdu: receivePDU(now: now)
-            case .securityChanged(let encrypted): core.securityChanged(encrypted: encrypted, now: now)
-            case .disconnected(let reason): core.linkDown(reason: reason, now: now)
+            case .connected: core.linkUp(now: now, into: &effects)
+            case .pdu: core.receive(pdu, now: now, into: &effects)
+            case .securityChanged(let encrypted): core.securityChanged(encrypted: encrypted, now: now, into: &effects)
+            case .disconnected(let reason): core.linkDown(reason: reason, now: now, into: &effects)
             }
             settle(now: now)
         }
         taken = 0
         while taken < Self.maxInputsPerStep, platform.nextControllerInput(into: &mgmt) {
             taken += 1
-            core.controllerPacket(mgmt, now: now)
+            core.controllerPacket(mgmt, now: now, into: &effects)
             settle(now: now)
         }
         taken = 0
         while taken < Self.maxInputsPerStep, let input = platform.nextInput() {
             taken += 1
             if case .stop(let reason) = input { stopReason = reason }
-            core.input(input, now: now)
+            core.input(input, now: now, into: &effects)
             settle(now: now)
         }
-        core.advance(now: now)
+        core.advance(now: now, into: &effects)
         settle(now: now)
     }
 
@@ -114,34 +110,20 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
         }
         let retryMs = bondSaveBackoff.fail()
         bondSaveRetryAt = now.advanced(byMs: retryMs)
-        sink.record(.bondsNotSaved(retryInMs: retryMs), core: core, now: now)
+        effects.record(.bondsNotSaved(retryInMs: retryMs), session: core.phone.session, now: now)
     }
 
-    private mutating func receivePDU(now: Instant) {
-        core.receive(pdu, now: now)
-    }
-
-    /// Drains the core's outputs into the sink and the platform.
+    /// Sends the queued commands, then writes what waits: PDUs, management
+    /// commands, bonds, link actions, line changes.
     public mutating func settle(now: Instant) {
-        // Events first: an attribute response is readable until `flush`
-        // sends the next command. Flushing can report dropped commands, so
-        // repeat (bounded: each round either sends one command or drops one).
-        for _ in 0..<4 {
-            var any = false
-            while let event = core.nextEvent() {
-                any = true
-                // Ready (systemd's READY=1) once the controller advertises,
-                // or once it is known to be absent and the firmware waits
-                // for it: started either way, so systemd neither times the
-                // start out nor restarts a firmware that is doing its job.
-                if !readyNotified, event == .controller(.advertising) || event == .controller(.controllerGone) {
-                    readyNotified = true
-                    platform.notifyReady()
-                }
-                sink.record(event, core: core, now: now)
-            }
-            core.flush(now: now)
-            if !any { break }
+        core.flush(now: now, into: &effects)
+        // Ready (systemd's READY=1) once the controller advertises, or once
+        // it is known to be absent and the firmware waits for it: started
+        // either way, so systemd neither times the start out nor restarts a
+        // firmware that is doing its job.
+        if !readyNotified, effects.started {
+            readyNotified = true
+            platform.notifyReady()
         }
         while core.popOutgoing(into: &out) { platform.send(out) }
         while core.popControllerCommand(into: &mgmt) { platform.sendController(mgmt) }
@@ -152,8 +134,7 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
                 platform.raiseSecurity(attempt: attempt)
             case .disconnect(let reason):
                 platform.disconnect()
-                core.linkDown(reason: reason, now: now)
-                while let event = core.nextEvent() { sink.record(event, core: core, now: now) }
+                core.linkDown(reason: reason, now: now, into: &effects)
             }
         }
         while let change = core.nextLineChange() { platform.setOutput(change.line, on: change.on) }

@@ -1,6 +1,8 @@
 // The wearable as one sans-IO value: the phone link, and around it what the
 // wearer sees, feels and presses (policy, patterns, buttons). Inputs come
-// from the runner; outputs wait in bounded queues until the runner settles.
+// from the runner with its `Effects`: events go to the sink as they happen;
+// PDUs, management commands, link actions and line changes wait in the
+// bounded places that own them until the runner settles.
 //
 // Alert policy (configured by board/policy.conf, see docs/config.md):
 // - Added, not PreExisting: the category's alert plays on its outputs, owned
@@ -83,7 +85,6 @@ public struct WearableConfig: Sendable {
     public var controller = ControllerConfig()
     public var board: BoardConfig
     public var policy: PolicyConfig
-    public var eventCapacity = 64
     /// How long an alert waits for the attributes its rules need.
     public var ruleWaitMs: Int64 = 1_500
     /// After subscribing, how long notifications without PreExisting are
@@ -105,7 +106,6 @@ public struct WearableConfig: Sendable {
 }
 
 public struct WearableCounters: Equatable, Sendable {
-    public var eventsDropped: UInt64 = 0
     public var patternsRefused: UInt64 = 0
     public var nothingToDo: UInt64 = 0
     /// Alerts played without waiting because the pending table was full.
@@ -175,7 +175,6 @@ public struct WearableCore: ~Copyable {
     private var gestures: ButtonGestures
     private var changes: RingBuffer<OutputChange>
     private var gestureEvents: RingBuffer<GestureEvent>
-    private var events: RingBuffer<FirmwareEvent>
     /// Each output's level as the policy drives it (what events report)...
     private var levels: FixedArray<Bool>
     /// ...and as the platform was last told: a difference is a line change
@@ -212,7 +211,6 @@ public struct WearableCore: ~Copyable {
         for b in 0..<config.board.buttons.count { gestures.setDoublePress(enabled: false, button: b) }
         changes = RingBuffer(capacity: 2 * outputs, policy: .refuseNewest)
         gestureEvents = RingBuffer(capacity: 8, policy: .refuseNewest)
-        events = RingBuffer(capacity: config.eventCapacity, policy: .refuseNewest)
         levels = FixedArray(capacity: outputs)
         applied = FixedArray(capacity: outputs)
         for _ in 0..<outputs {
@@ -228,7 +226,7 @@ public struct WearableCore: ~Copyable {
 
     // MARK: Link inputs
 
-    public mutating func linkUp(now: Instant) {
+    public mutating func linkUp<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
         // Outside pairing mode a phone without a bond is turned away, so a
         // link that stays is to a bonded phone (the controller confirms it
         // with `connected(bonded:address:)`). Without a controller (the UNIX link:
@@ -237,49 +235,49 @@ public struct WearableCore: ~Copyable {
         let bonded = controller.config.enabled
             ? !controller.bonds.isEmpty && !controller.isPairingMode : peerWasEncrypted
         phone.linkUp(now: now, bonded: bonded)
-        absorb(now: now)
+        absorb(now: now, into: &effects)
     }
 
-    public mutating func linkDown(reason: Name, now: Instant) {
+    public mutating func linkDown<S: EventSink & ~Copyable>(reason: Name, now: Instant, into effects: inout Effects<S>) {
         phone.linkDown(reason: reason)
-        absorb(now: now)
+        absorb(now: now, into: &effects)
     }
 
-    public mutating func receive(_ pdu: borrowing ByteBuffer, now: Instant) {
-        receive(pdu.span, now: now)
+    public mutating func receive<S: EventSink & ~Copyable>(_ pdu: borrowing ByteBuffer, now: Instant, into effects: inout Effects<S>) {
+        receive(pdu.span, now: now, into: &effects)
     }
 
-    public mutating func receive(_ pdu: Span<UInt8>, now: Instant) {
+    public mutating func receive<S: EventSink & ~Copyable>(_ pdu: Span<UInt8>, now: Instant, into effects: inout Effects<S>) {
         phone.receive(pdu, now: now)
-        absorb(now: now)
+        absorb(now: now, into: &effects)
     }
 
-    public mutating func securityChanged(encrypted: Bool, now: Instant) {
+    public mutating func securityChanged<S: EventSink & ~Copyable>(encrypted: Bool, now: Instant, into effects: inout Effects<S>) {
         if encrypted { peerWasEncrypted = true }
         phone.securityChanged(encrypted: encrypted, now: now)
-        absorb(now: now)
+        absorb(now: now, into: &effects)
     }
 
     // MARK: Controller inputs
 
     /// Starts the controller's set-up (no-op without a controller).
-    public mutating func start(now: Instant) {
+    public mutating func start<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
         if settingsErrorAtStart { feedback(policy.settingsError, now: now) }
         controller.start(now: now)
-        absorbController(now: now)
+        absorbController(now: now, into: &effects)
     }
 
     /// One management event from the kernel.
-    public mutating func controllerPacket(_ packet: borrowing ByteBuffer, now: Instant) {
+    public mutating func controllerPacket<S: EventSink & ~Copyable>(_ packet: borrowing ByteBuffer, now: Instant, into effects: inout Effects<S>) {
         controller.receive(packet.span, now: now)
-        absorbController(now: now)
+        absorbController(now: now, into: &effects)
     }
 
-    private mutating func absorbController(now: Instant) {
+    private mutating func absorbController<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
         var any = false
         while let event = controller.nextEvent() {
             any = true
-            emit(.controller(event))
+            emit(.controller(event), now: now, into: &effects)
             switch event {
             case .pairingMode(let on, _):
                 if on {
@@ -297,28 +295,28 @@ public struct WearableCore: ~Copyable {
         }
         if controller.eventsDropped != controllerEventsDroppedSeen {
             controllerEventsDroppedSeen = controller.eventsDropped
-            emit(.rejected(what: "controller-event", reason: "queue-full"))
+            emit(.rejected(what: "controller-event", reason: "queue-full"), now: now, into: &effects)
         }
         // Whatever events were lost, the pairing pattern never outlives
         // pairing mode.
         if any, !controller.isPairingMode { player.stop(owner: .pairing, now: now) }
-        applyPatterns(now: now)
+        applyPatterns(now: now, into: &effects)
     }
 
     // MARK: Button and console inputs
 
-    public mutating func input(_ input: InputEvent, now: Instant) {
+    public mutating func input<S: EventSink & ~Copyable>(_ input: InputEvent, now: Instant, into effects: inout Effects<S>) {
         switch input {
         case .edge(let button, let pressed, let at):
             guard button >= 0, button < board.buttons.count else { return }
             gestures.edge(button: button, pressed: pressed, at: at, into: &gestureEvents)
-            handleGestures(now: now)
+            handleGestures(now: now, into: &effects)
         case .stop(let reason):
-            emit(.stopping(reason: reason))
+            emit(.stopping(reason: reason), now: now, into: &effects)
         case .rejected(let what, let reason):
-            emit(.rejected(what: what, reason: reason))
+            emit(.rejected(what: what, reason: reason), now: now, into: &effects)
         }
-        applyPatterns(now: now)
+        applyPatterns(now: now, into: &effects)
     }
 
     // MARK: Time
@@ -330,29 +328,35 @@ public struct WearableCore: ~Copyable {
         return earliest(next, carriedUntil)
     }
 
-    public mutating func advance(now: Instant) {
+    public mutating func advance<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
         phone.advance(now: now)
-        absorb(now: now)
+        absorb(now: now, into: &effects)
         controller.advance(now: now)
-        absorbController(now: now)
-        expirePending(now: now)
+        absorbController(now: now, into: &effects)
+        expirePending(now: now, into: &effects)
         if let until = carriedUntil, now >= until { dropCarried(now: now) }
         gestures.advance(now: now, into: &gestureEvents)
-        handleGestures(now: now)
-        applyPatterns(now: now)
+        handleGestures(now: now, into: &effects)
+        applyPatterns(now: now, into: &effects)
     }
 
     // MARK: Policy
 
-    private mutating func absorb(now: Instant) {
+    /// The link's events since the last call: each to the sink, then to
+    /// the policy. True if there were any.
+    @discardableResult
+    private mutating func absorb<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) -> Bool {
+        var any = false
         while let event = phone.nextEvent() {
-            emit(.link(event))
-            react(to: event, now: now)
+            any = true
+            emit(.link(event), now: now, into: &effects)
+            react(to: event, now: now, into: &effects)
         }
-        applyPatterns(now: now)
+        applyPatterns(now: now, into: &effects)
+        return any
     }
 
-    private mutating func react(to event: LinkEvent, now: Instant) {
+    private mutating func react<S: EventSink & ~Copyable>(to event: LinkEvent, now: Instant, into effects: inout Effects<S>) {
         switch event {
         case .notification(let change):
             switch change {
@@ -371,7 +375,7 @@ public struct WearableCore: ~Copyable {
             }
             updateUnread(now: now)
         case .command(let result):
-            commandFinished(result, now: now)
+            commandFinished(result, now: now, into: &effects)
         case .permissionWaiting:
             if !permissionShown {
                 permissionShown = true
@@ -516,7 +520,7 @@ public struct WearableCore: ~Copyable {
         refreshSustained(now: now)
     }
 
-    private mutating func expirePending(now: Instant) {
+    private mutating func expirePending<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
         while let i = pending.firstIndex(where: { $0.until <= now }) {
             let uid = pending.remove(at: i).uid
             counters.ruleWaitsExpired &+= 1
@@ -524,7 +528,7 @@ public struct WearableCore: ~Copyable {
                 if !applyRules(record, now: now, attributesKnown: false) { alert(record, now: now) }
             }
         }
-        applyPatterns(now: now)
+        applyPatterns(now: now, into: &effects)
     }
 
     private mutating func alert(_ record: NotificationRecord, now: Instant) {
@@ -603,10 +607,10 @@ public struct WearableCore: ~Copyable {
         }
     }
 
-    private mutating func commandFinished(_ result: CommandResult, now: Instant) {
+    private mutating func commandFinished<S: EventSink & ~Copyable>(_ result: CommandResult, now: Instant, into effects: inout Effects<S>) {
         switch result {
         case .actionDelivered(let uid, let action):
-            emit(.action(uid: uid, action: action, result: "sent"))
+            emit(.action(uid: uid, action: action, result: "sent"), now: now, into: &effects)
         case .attributesReceived(let uid):
             learnAppName()
             guard let i = pending.firstIndex(where: { $0.uid == uid }) else { break }
@@ -619,7 +623,7 @@ public struct WearableCore: ~Copyable {
                 alert(record, now: now)
             }
         case .failed(.performNotificationAction(let uid, let action), let failure):
-            emit(.action(uid: uid, action: action, result: Self.name(failure)))
+            emit(.action(uid: uid, action: action, result: Self.name(failure)), now: now, into: &effects)
             if case .ancs(.invalidParameter) = failure { forget(uid, now: now) }
             feedback(policy.actionFailed, now: now)
         default:
@@ -651,31 +655,31 @@ public struct WearableCore: ~Copyable {
 
     // MARK: Buttons
 
-    private mutating func handleGestures(now: Instant) {
+    private mutating func handleGestures<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
         while let event = gestureEvents.popFirst() {
             switch event.gesture {
             case .short(let b):
-                emit(.button(index: b, gesture: "short"))
+                emit(.button(index: b, gesture: "short"), now: now, into: &effects)
                 if controller.isAwaitingConsent {
                     controller.consent(granted: consentAnswer(button: b, long: false), now: now)
-                    absorbController(now: now)
+                    absorbController(now: now, into: &effects)
                 } else {
-                    act(b < policy.shortPress.count ? policy.shortPress[b] : .none, now: now)
+                    act(b < policy.shortPress.count ? policy.shortPress[b] : .none, now: now, into: &effects)
                 }
             case .long(let b):
-                emit(.button(index: b, gesture: "long"))
+                emit(.button(index: b, gesture: "long"), now: now, into: &effects)
                 if controller.isAwaitingConsent {
                     controller.consent(granted: consentAnswer(button: b, long: true), now: now)
-                    absorbController(now: now)
+                    absorbController(now: now, into: &effects)
                 } else {
-                    act(b < policy.longPress.count ? policy.longPress[b] : .none, now: now)
+                    act(b < policy.longPress.count ? policy.longPress[b] : .none, now: now, into: &effects)
                 }
             case .double(let b):
-                emit(.button(index: b, gesture: "double"))
+                emit(.button(index: b, gesture: "double"), now: now, into: &effects)
             case .chordLong:
-                emit(.button(index: -1, gesture: "chord-long"))
+                emit(.button(index: -1, gesture: "chord-long"), now: now, into: &effects)
                 controller.enterPairingMode(now: now)
-                absorbController(now: now)
+                absorbController(now: now, into: &effects)
             }
         }
     }
@@ -687,7 +691,7 @@ public struct WearableCore: ~Copyable {
         return board.buttons[button].name != "reject" && !long
     }
 
-    private mutating func act(_ action: ButtonAction, now: Instant) {
+    private mutating func act<S: EventSink & ~Copyable>(_ action: ButtonAction, now: Instant, into effects: inout Effects<S>) {
         let id: ActionID
         switch action {
         case .positive: id = .positive
@@ -698,45 +702,49 @@ public struct WearableCore: ~Copyable {
         let target = call ?? phone.session.table.mostRecent { $0.offers(id) }
         guard let target, target.offers(id) else {
             counters.nothingToDo &+= 1
-            emit(.action(uid: target?.uid ?? 0, action: id, result: "nothing-to-do"))
+            emit(.action(uid: target?.uid ?? 0, action: id, result: "nothing-to-do"), now: now, into: &effects)
             feedback(policy.nothingToDo, now: now)
             return
         }
         switch phone.performAction(uid: target.uid, id) {
         case .queued, .coalesced:
-            emit(.action(uid: target.uid, action: id, result: "queued"))
+            emit(.action(uid: target.uid, action: id, result: "queued"), now: now, into: &effects)
         case .refusedQueueFull:
-            emit(.action(uid: target.uid, action: id, result: "refused"))
+            emit(.action(uid: target.uid, action: id, result: "refused"), now: now, into: &effects)
             feedback(policy.actionFailed, now: now)
         default:
             counters.nothingToDo &+= 1
-            emit(.action(uid: target.uid, action: id, result: "nothing-to-do"))
+            emit(.action(uid: target.uid, action: id, result: "nothing-to-do"), now: now, into: &effects)
             feedback(policy.nothingToDo, now: now)
         }
     }
 
     // MARK: Outputs
 
-    private mutating func applyPatterns(now: Instant) {
+    private mutating func applyPatterns<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
         player.advance(now: now, into: &changes)
         while let change = changes.popFirst() {
             let on = change.level == .on
             guard change.output < levels.count, levels[change.output] != on else { continue }
             levels[change.output] = on
-            emit(.line(index: change.output, on: on))
+            emit(.line(index: change.output, on: on), now: now, into: &effects)
         }
     }
 
-    private mutating func emit(_ event: FirmwareEvent) {
-        if case .refused = events.push(event) { counters.eventsDropped &+= 1 }
+    /// To the sink at once, with the session lent for the attribute values.
+    private mutating func emit<S: EventSink & ~Copyable>(_ event: FirmwareEvent, now: Instant, into effects: inout Effects<S>) {
+        effects.record(event, session: phone.session, now: now)
     }
 
-    public mutating func nextEvent() -> FirmwareEvent? { events.popFirst() }
-
-    /// Sends queued Control Point commands (after the events were read).
-    public mutating func flush(now: Instant) {
-        phone.flush(now: now)
-        absorb(now: now)
+    /// Sends queued Control Point commands; call once the input's events
+    /// are out (a command sent here replaces the last attribute values).
+    /// Each round either sends a command or reports one dropped, whose
+    /// reaction may queue another: four rounds at most.
+    public mutating func flush<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
+        for _ in 0..<4 {
+            phone.flush(now: now)
+            if !absorb(now: now, into: &effects) { break }
+        }
     }
 
     public mutating func popOutgoing(into out: inout ByteBuffer) -> Bool { phone.popOutgoing(into: &out) }
@@ -757,10 +765,10 @@ public struct WearableCore: ~Copyable {
     }
 
     /// Every output off, now (shutdown): stops all patterns.
-    public mutating func allOff(now: Instant) {
+    public mutating func allOff<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
         player.stopAll()
         clearSustained()
-        applyPatterns(now: now)
+        applyPatterns(now: now, into: &effects)
     }
 
     public func level(of output: Int) -> Bool { levels[output] }
@@ -775,13 +783,5 @@ public struct WearableCore: ~Copyable {
         if player.holds(owner: .notification(uid), output: output) { return true }
         guard output < 8, let i = sustained.firstIndex(where: { $0.uid == uid }), sustained[i].patterns[output] >= 0 else { return false }
         return player.holds(owner: .lasting(output: output), output: output)
-    }
-
-    // MARK: Reading state for sinks
-
-    /// Lends `body` a value of the attributes response just completed
-    /// (valid until the next command is sent; see `Session.attributeValue`).
-    public func withAttributeValue<R>(_ id: NotificationAttributeID, _ body: (Span<UInt8>) -> R) -> R {
-        body(phone.session.attributeValue(id))
     }
 }

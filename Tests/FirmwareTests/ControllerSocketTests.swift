@@ -52,7 +52,7 @@ struct ControllerSocketTests {
         var addAdvertising: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 2048)
         let start = Sys.monotonicMs()
-        while Sys.monotonicMs() - start < 3_000 && !runner.sink.events.contains(.controller(.advertising)) {
+        while Sys.monotonicMs() - start < 3_000 && !runner.effects.sink.events.contains(.controller(.advertising)) {
             let n = buffer.withUnsafeMutableBufferPointer { recv(kernel, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if n > 0 {
                 let command = Array(buffer[0..<n])
@@ -73,8 +73,8 @@ struct ControllerSocketTests {
             runner.step(waitingAtMostMs: 10)
         }
         #expect(opcodes == [0x0004, 0x000D, 0x002D, 0x0009, 0x0018, 0x000F, 0x0013, 0x0030, 0x0007, 0x004C, 0x0005, 0x004C, 0x003E])
-        #expect(runner.sink.events.contains(.controller(.advertising)))
-        #expect(runner.sink.events.contains(.controller(.pairingMode(on: true, reason: "no-bond"))))
+        #expect(runner.effects.sink.events.contains(.controller(.advertising)))
+        #expect(runner.effects.sink.events.contains(.controller(.pairingMode(on: true, reason: "no-bond"))))
         // Add Advertising: instance 1, connectable + discoverable + TX power;
         // the ANCS UUID in the solicitation list and the shortened name; the
         // complete name in the scan response.

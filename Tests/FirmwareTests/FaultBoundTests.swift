@@ -36,19 +36,19 @@ struct FaultBoundTests {
         let event = newLongTermKey
         _ = event.withUnsafeBufferPointer { send(mgmtFDs[1], $0.baseAddress, $0.count, 0) }
         for _ in 0..<5 { runner.step(waitingAtMostMs: 20) }
-        #expect(runner.sink.events.contains(.controller(.bondStored)) == true)
-        #expect(runner.sink.events.filter { $0 == .bondsNotSaved(retryInMs: 1_000) }.count == 1)
+        #expect(runner.effects.sink.events.contains(.controller(.bondStored)) == true)
+        #expect(runner.effects.sink.events.filter { $0 == .bondsNotSaved(retryInMs: 1_000) }.count == 1)
         #expect(runner.core.bondsNeedSaving == true, "never marked saved")
         #expect(access(stateDir + "/bonds", F_OK) != 0)
         // Not before the back-off: the steps above and these are well inside 1 s.
         runner.step(waitingAtMostMs: 10)
-        #expect(runner.sink.events.filter { if case .bondsNotSaved = $0 { true } else { false } }.count == 1)
+        #expect(runner.effects.sink.events.filter { if case .bondsNotSaved = $0 { true } else { false } }.count == 1)
         #expect(mkdir(stateDir, 0o700) == 0)
         let start = Sys.monotonicMs()
         while runner.core.bondsNeedSaving, Sys.monotonicMs() - start < 3_000 { runner.step(waitingAtMostMs: 100) }
         #expect(runner.core.bondsNeedSaving == false)
         #expect(readFile(stateDir + "/bonds") == bondFile)
-        #expect(runner.sink.events.filter { if case .bondsNotSaved = $0 { true } else { false } }.count == 1)
+        #expect(runner.effects.sink.events.filter { if case .bondsNotSaved = $0 { true } else { false } }.count == 1)
     }
 
     @Test("a failing save backs off 1, 2, 4 s and is reported each time")
@@ -72,7 +72,7 @@ struct FaultBoundTests {
         _ = event.withUnsafeBufferPointer { send(mgmtFDs[1], $0.baseAddress, $0.count, 0) }
         let start = Sys.monotonicMs()
         while Sys.monotonicMs() - start < 3_300 { runner.step(waitingAtMostMs: 100) }
-        let retries = runner.sink.events.compactMap { if case .bondsNotSaved(let ms) = $0 { ms } else { nil } }
+        let retries = runner.effects.sink.events.compactMap { if case .bondsNotSaved(let ms) = $0 { ms } else { nil } }
         #expect(retries == [1_000, 2_000, 4_000], "failures at 0, 1 s and 3 s; the next is due at 7 s")
         #expect(runner.core.bondsNeedSaving == true)
     }

@@ -42,7 +42,7 @@ struct PermissionTests {
         var rig = refusedRig(code: "03")
         #expect(rig.core.phone.state == .waitingForPermission)
         #expect(rig.everOn("led-notify", forMs: 2_000) == true)
-        rig.core.linkDown(reason: "peer-closed", now: rig.now)
+        rig.core.linkDown(reason: "peer-closed", now: rig.now, into: &rig.effects)
         rig.settle()
         #expect(rig.everOn("led-notify", forMs: 3_000) == false)
         #expect(rig.core.phone.state == .disconnected)

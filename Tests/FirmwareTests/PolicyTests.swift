@@ -15,7 +15,12 @@ struct CoreRig: ~Copyable {
     var core: WearableCore
     var now = Instant(ms: 10_000)
     var sent: [String] = []
-    var events: [FirmwareEvent] = []
+    var effects = Effects(sink: RecordingSink())
+    /// What the core reported, in order (the sink's record).
+    var events: [FirmwareEvent] {
+        get { effects.sink.events }
+        set { effects.sink.events = newValue }
+    }
     var management: [String] = []
 
     /// `script`: the bring-up to play (nil: `Script.bringUp`, which must
@@ -35,9 +40,9 @@ struct CoreRig: ~Copyable {
             }
         }
         core = WearableCore(config: config, bonds: store)
-        core.start(now: now)
+        core.start(now: now, into: &effects)
         settle()
-        core.linkUp(now: now)
+        core.linkUp(now: now, into: &effects)
         settle()
         var broken = false
         for (i, step) in (script ?? Script.bringUp).enumerated() {
@@ -61,24 +66,21 @@ struct CoreRig: ~Copyable {
         events.removeAll()
     }
 
-    /// Drains outputs like the runner: events, then queued commands, PDUs.
+    /// Settles like the runner: queued commands, then PDUs, management
+    /// commands, link actions, line changes (events are already recorded).
     mutating func settle() {
-        for _ in 0..<4 {
-            while let e = core.nextEvent() { events.append(e) }
-            core.flush(now: now)
-        }
+        core.flush(now: now, into: &effects)
         var out = ByteBuffer(capacity: 1024)
         while core.popOutgoing(into: &out) { sent.append(toHex(out.toArray())) }
         while core.popControllerCommand(into: &out) { management.append(toHex(out.toArray())) }
         while let action = core.nextAction() {
-            if case .raiseSecurity = action { core.securityChanged(encrypted: true, now: now) }
+            if case .raiseSecurity = action { core.securityChanged(encrypted: true, now: now, into: &effects) }
         }
         while core.nextLineChange() != nil {}
-        while let e = core.nextEvent() { events.append(e) }
     }
 
     mutating func phone(_ text: String) {
-        core.receive(hex(text).span, now: now)
+        core.receive(hex(text).span, now: now, into: &effects)
         settle()
     }
 
@@ -93,20 +95,20 @@ struct CoreRig: ~Copyable {
         // Wake at every deadline on the way, as the loop would.
         while let due = core.deadline, due <= target {
             now = max(now, due)
-            core.advance(now: now)
+            core.advance(now: now, into: &effects)
             settle()
         }
         now = target
-        core.advance(now: now)
+        core.advance(now: now, into: &effects)
         settle()
     }
 
     /// Presses `button` (0 accept, 1 reject) for `ms`.
     mutating func press(_ button: Int, ms: Int64 = 100) {
-        core.input(.edge(button: button, pressed: true, at: now), now: now)
+        core.input(.edge(button: button, pressed: true, at: now), now: now, into: &effects)
         settle()
         advance(ms: ms)
-        core.input(.edge(button: button, pressed: false, at: now), now: now)
+        core.input(.edge(button: button, pressed: false, at: now), now: now, into: &effects)
         settle()
     }
 
@@ -297,7 +299,7 @@ struct PolicyTests {
         rig.notify(.added, call, .incomingCall, uid: 1)
         rig.notify(.added, [], .social, uid: 2)
         #expect(rig.level("led-call") == true)
-        rig.core.allOff(now: rig.now)
+        rig.core.allOff(now: rig.now, into: &rig.effects)
         for output in simBoard.outputs { #expect(rig.level(output.name) == false, "\(output.name)") }
     }
 
@@ -305,7 +307,7 @@ struct PolicyTests {
     func sessionEndAllOff() {
         var rig = CoreRig()
         rig.notify(.added, call, .incomingCall, uid: 1)
-        rig.core.linkDown(reason: "peer-closed", now: rig.now)
+        rig.core.linkDown(reason: "peer-closed", now: rig.now, into: &rig.effects)
         rig.settle()
         for output in simBoard.outputs { #expect(rig.level(output.name) == false) }
     }
@@ -436,7 +438,7 @@ struct ConsentTests {
         rig.notify(.added, call, .incomingCall, uid: 1)
         _ = rig.takeSent()
         #expect(rig.core.controller.isAwaitingConsent == false)
-        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now)
+        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now, into: &rig.effects)
         rig.settle()
         // Without a bond pairing mode (and its pattern) was on before the
         // request; what the request changes is that a press now answers it.
@@ -454,7 +456,7 @@ struct ConsentTests {
     func rejectRefuses() {
         var rig = CoreRig(controller: true)
         rig.management.removeAll()
-        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now)
+        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now, into: &rig.effects)
         rig.settle()
         rig.press(1)
         #expect(rig.management == ["1D 00 00 00 07 00 " + phoneAddress])
@@ -464,8 +466,8 @@ struct ConsentTests {
     func chordOpensPairing() {
         var rig = CoreRig(controller: true, bonds: bondFile)
         #expect(rig.core.controller.isPairingMode == false)
-        rig.core.input(.edge(button: 0, pressed: true, at: rig.now), now: rig.now)
-        rig.core.input(.edge(button: 1, pressed: true, at: rig.now), now: rig.now)
+        rig.core.input(.edge(button: 0, pressed: true, at: rig.now), now: rig.now, into: &rig.effects)
+        rig.core.input(.edge(button: 1, pressed: true, at: rig.now), now: rig.now, into: &rig.effects)
         rig.advance(ms: 900)
         #expect(rig.core.controller.isPairingMode == true)
         #expect(rig.events.contains(.controller(.pairingMode(on: true, reason: "buttons"))))
@@ -474,24 +476,24 @@ struct ConsentTests {
     @Test("a phone that forgot the wearable: refused with the fix reported; both buttons held, then accept, pair it again")
     func forgottenBondPairedAgainWithButtons() {
         var rig = CoreRig(controller: true, bonds: bondFile)
-        rig.core.controllerPacket(Self.packet(deviceConnected), now: rig.now)
+        rig.core.controllerPacket(Self.packet(deviceConnected), now: rig.now, into: &rig.effects)
         rig.management.removeAll()
-        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now)
+        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now, into: &rig.effects)
         rig.settle()
         #expect(rig.management == ["1D 00 00 00 07 00 " + phoneAddress], "outside pairing mode: Negative Reply")
         #expect(rig.events.contains(.controller(.staleBond(replacing: false))))
-        rig.core.controllerPacket(Self.packet(deviceDisconnected), now: rig.now)
+        rig.core.controllerPacket(Self.packet(deviceDisconnected), now: rig.now, into: &rig.effects)
         // The wearer holds both buttons, the phone pairs again, accept.
-        rig.core.input(.edge(button: 0, pressed: true, at: rig.now), now: rig.now)
-        rig.core.input(.edge(button: 1, pressed: true, at: rig.now), now: rig.now)
+        rig.core.input(.edge(button: 0, pressed: true, at: rig.now), now: rig.now, into: &rig.effects)
+        rig.core.input(.edge(button: 1, pressed: true, at: rig.now), now: rig.now, into: &rig.effects)
         rig.advance(ms: 900)
-        rig.core.input(.edge(button: 0, pressed: false, at: rig.now), now: rig.now)
-        rig.core.input(.edge(button: 1, pressed: false, at: rig.now), now: rig.now)
+        rig.core.input(.edge(button: 0, pressed: false, at: rig.now), now: rig.now, into: &rig.effects)
+        rig.core.input(.edge(button: 1, pressed: false, at: rig.now), now: rig.now, into: &rig.effects)
         rig.advance(ms: 100)
         #expect(rig.core.controller.isPairingMode == true)
-        rig.core.controllerPacket(Self.packet(deviceConnected), now: rig.now)
+        rig.core.controllerPacket(Self.packet(deviceConnected), now: rig.now, into: &rig.effects)
         rig.management.removeAll()
-        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now)
+        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now, into: &rig.effects)
         rig.settle()
         #expect(rig.events.contains(.controller(.staleBond(replacing: true))))
         rig.press(0)

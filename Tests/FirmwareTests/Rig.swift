@@ -14,13 +14,24 @@ import TestSupport
 
 /// Records everything the firmware reports.
 struct RecordingSink: EventSink {
+    /// Off: nothing is stored, only counted (the allocation tests).
+    var keepsEvents = true
     var events: [FirmwareEvent] = []
     var attributeTitles: [String] = []
+    var added = 0
+    var removed = 0
 
-    mutating func record(_ event: FirmwareEvent, core: borrowing WearableCore, now: Instant) {
+    mutating func record(_ event: FirmwareEvent, session: borrowing Session, now: Instant) {
+        switch event {
+        case .link(.notification(.added)): added += 1
+        case .link(.notification(.removed)): removed += 1
+        default: break
+        }
+        guard keepsEvents else { return }
         events.append(event)
         if case .link(.command(.attributesReceived)) = event {
-            attributeTitles.append(core.withAttributeValue(.title) { v in String(decoding: (0..<v.count).map { v[$0] }, as: UTF8.self) })
+            let v = session.attributeValue(.title)
+            attributeTitles.append(String(decoding: (0..<v.count).map { v[$0] }, as: UTF8.self))
         }
     }
 }
@@ -76,7 +87,7 @@ struct Rig: ~Copyable {
 
     deinit { if phone >= 0 { close(phone) } }
 
-    var events: [FirmwareEvent] { runner.sink.events }
+    var events: [FirmwareEvent] { runner.effects.sink.events }
     var state: LinkState { runner.core.phone.state }
 
     mutating func phoneSends(_ text: String) {

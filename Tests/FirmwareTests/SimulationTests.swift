@@ -34,6 +34,7 @@ struct ChaosRun: ~Copyable {
     let seed: UInt64
     var rng: SplitMix64
     var core: WearableCore
+    var effects = Effects(sink: RecordingSink())
     var now = Instant(ms: 1_000_000)
     var connected = false
     var live: [PhoneNotification] = []
@@ -90,20 +91,20 @@ struct ChaosRun: ~Copyable {
         silencedCalls.removeAll()
         announcedCalls.removeAll()
         cpAwaitingAnswer = 0
-        core.linkUp(now: now)
+        core.linkUp(now: now, into: &effects)
         try pump()
     }
 
     mutating func hangUp() throws {
         connected = false
-        core.linkDown(reason: "peer-closed", now: now)
+        core.linkDown(reason: "peer-closed", now: now, into: &effects)
         cpAwaitingAnswer = 0
         try pump()
     }
 
     mutating func deliver(_ text: String) throws {
         guard connected else { return }
-        core.receive(hex(text).span, now: now)
+        core.receive(hex(text).span, now: now, into: &effects)
         try pump()
     }
 
@@ -113,16 +114,18 @@ struct ChaosRun: ~Copyable {
         for _ in 0..<200 {
             var progressed = false
             for _ in 0..<4 {
-                while let event = core.nextEvent() { try observe(event) }
-                core.flush(now: now)
+                let events = effects.sink.events
+                effects.sink.events.removeAll(keepingCapacity: true)
+                for event in events { try observe(event) }
+                core.flush(now: now, into: &effects)
             }
             while let action = core.nextAction() {
                 progressed = true
                 switch action {
-                case .raiseSecurity: core.securityChanged(encrypted: true, now: now)
+                case .raiseSecurity: core.securityChanged(encrypted: true, now: now, into: &effects)
                 case .disconnect:
                     connected = false
-                    core.linkDown(reason: "firmware", now: now)
+                    core.linkDown(reason: "firmware", now: now, into: &effects)
                 }
             }
             while core.nextLineChange() != nil {}
@@ -295,10 +298,10 @@ struct ChaosRun: ~Copyable {
     mutating func press(_ button: Int, holdMs: Int64) throws {
         for edge in [true, false] {
             for k in 0..<random(4) {
-                core.input(.edge(button: button, pressed: k % 2 == 0 ? edge : !edge, at: now), now: now)
+                core.input(.edge(button: button, pressed: k % 2 == 0 ? edge : !edge, at: now), now: now, into: &effects)
                 try advance(ms: 1 + Int64(random(4)))
             }
-            core.input(.edge(button: button, pressed: edge, at: now), now: now)
+            core.input(.edge(button: button, pressed: edge, at: now), now: now, into: &effects)
             try pump()
             if edge { try advance(ms: holdMs) }
         }
@@ -311,12 +314,12 @@ struct ChaosRun: ~Copyable {
         while let due = core.deadline, due <= target, wakeups < 10_000 {
             wakeups += 1
             now = max(now, due)
-            core.advance(now: now)
+            core.advance(now: now, into: &effects)
             try pump()
             if !connected { try connect() }
         }
         now = target
-        core.advance(now: now)
+        core.advance(now: now, into: &effects)
         try pump()
     }
 

@@ -18,10 +18,10 @@ extension WearableLoopback {
     /// reported at the release).
     mutating func press(_ button: String) {
         guard let b = simBoard.buttonIndex(named: button) else { preconditionFailure("no button \(button)") }
-        core.input(.edge(button: b, pressed: true, at: now), now: now)
+        core.input(.edge(button: b, pressed: true, at: now), now: now, into: &effects)
         settle()
         run(forMs: 100)
-        core.input(.edge(button: b, pressed: false, at: now), now: now)
+        core.input(.edge(button: b, pressed: false, at: now), now: now, into: &effects)
         settle()
     }
 
@@ -102,7 +102,7 @@ struct RealPhoneTests {
         rig.run(forMs: 100)
         let ringing = rig.core.isAlerting(uid: 7, output: ledCall)
         #expect(ringing == true)
-        rig.core.linkDown(reason: "peer-closed", now: rig.now)
+        rig.core.linkDown(reason: "peer-closed", now: rig.now, into: &rig.effects)
         rig.phone.linkDown(reason: "peer-closed", now: rig.now)
         rig.settle()
         let silentWhileDown = !rig.core.isAlerting(uid: 7, output: ledCall) && !rig.core.level(of: ledCall)
@@ -284,11 +284,11 @@ struct RealPhoneTests {
         let ringing = rig.core.isAlerting(uid: 4, output: ledCall)
         #expect(ringing == true)
         guard let accept = simBoard.buttonIndex(named: "accept") else { preconditionFailure("no accept button") }
-        rig.core.input(.edge(button: accept, pressed: true, at: rig.now), now: rig.now)
+        rig.core.input(.edge(button: accept, pressed: true, at: rig.now), now: rig.now, into: &rig.effects)
         rig.settle()
         rig.run(forMs: 100)
         let writesBefore = rig.controlPointWrites.count
-        rig.core.input(.edge(button: accept, pressed: false, at: rig.now), now: rig.now)
+        rig.core.input(.edge(button: accept, pressed: false, at: rig.now), now: rig.now, into: &rig.effects)
         rig.settle()
         #expect(Array(rig.controlPointWrites.dropFirst(writesBefore)) == ["02 04 00 00 00 00"], "written with no time passing")
         #expect(rig.core.phone.session.hasCommandInFlight == true, "the fetch still waits")

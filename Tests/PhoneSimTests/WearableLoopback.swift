@@ -26,11 +26,22 @@ let shippedPolicy: PolicyConfig = {
     }
 }()
 
+/// Keeps every event the wearable reports.
+struct EventList: EventSink {
+    var events: [FirmwareEvent] = []
+    mutating func record(_ event: FirmwareEvent, session: borrowing Session, now: Instant) { events.append(event) }
+}
+
 struct WearableLoopback: ~Copyable {
     var core: WearableCore
     var phone: PhoneCore
     var now = Instant(ms: 1_000)
-    var events: [FirmwareEvent] = []
+    var effects = Effects(sink: EventList())
+    /// What the wearable reported, in order.
+    var events: [FirmwareEvent] {
+        get { effects.sink.events }
+        set { effects.sink.events = newValue }
+    }
     var phoneEvents: [PhoneEvent] = []
     /// Every PDU, "P>" from the phone and "W>" from the wearable.
     var trace: [String] = []
@@ -61,29 +72,21 @@ struct WearableLoopback: ~Copyable {
     }
 
     mutating func connect() {
-        core.linkUp(now: now)
+        core.linkUp(now: now, into: &effects)
         phone.linkUp(now: now)
         settle()
     }
 
     private mutating func settleCore() {
-        for _ in 0..<4 {
-            var any = false
-            while let e = core.nextEvent() {
-                any = true
-                events.append(e)
-            }
-            core.flush(now: now)
-            if !any { break }
-        }
+        core.flush(now: now, into: &effects)
         while let change = core.nextLineChange() { lineChanges.append((now.ms, change.line, change.on)) }
         while let action = core.nextAction() {
             switch action {
             case .raiseSecurity:
                 phone.securityRequested(now: now)
-                core.securityChanged(encrypted: true, now: now)
+                core.securityChanged(encrypted: true, now: now, into: &effects)
             case .disconnect(let reason):
-                core.linkDown(reason: reason, now: now)
+                core.linkDown(reason: reason, now: now, into: &effects)
                 phone.linkDown(reason: "peer-closed", now: now)
             }
         }
@@ -93,16 +96,16 @@ struct WearableLoopback: ~Copyable {
         while let e = phone.nextEvent() {
             phoneEvents.append(e)
             if case .secured = e, core.phone.state != .disconnected, !core.phone.isEncrypted {
-                core.securityChanged(encrypted: true, now: now)
+                core.securityChanged(encrypted: true, now: now, into: &effects)
             }
         }
         while let action = phone.nextAction() {
             switch action {
             case .connect:
-                core.linkUp(now: now)
+                core.linkUp(now: now, into: &effects)
                 phone.linkUp(now: now)
             case .disconnect:
-                core.linkDown(reason: "peer-closed", now: now)
+                core.linkDown(reason: "peer-closed", now: now, into: &effects)
             case .quit:
                 break
             }
@@ -136,7 +139,7 @@ struct WearableLoopback: ~Copyable {
             if phone.popOutgoing(into: &out) {
                 moved = true
                 trace.append("P> " + toHex(out.toArray()))
-                core.receive(out.span, now: now)
+                core.receive(out.span, now: now, into: &effects)
             }
             settleCore()
             if core.popOutgoing(into: &out) {
@@ -159,12 +162,12 @@ struct WearableLoopback: ~Copyable {
             steps += 1
             precondition(steps < 100_000, "a deadline keeps firing")
             if due > now { now = due }
-            core.advance(now: now)
+            core.advance(now: now, into: &effects)
             phone.advance(now: now)
             settle()
         }
         now = end
-        core.advance(now: now)
+        core.advance(now: now, into: &effects)
         phone.advance(now: now)
         settle()
     }

@@ -135,7 +135,7 @@ public struct CountingSink: ~Copyable, EventSink {
         (0..<recent.count).map { "\(recent[$0])" }.joined(separator: "; ")
     }
 
-    public mutating func record(_ event: FirmwareEvent, core: borrowing WearableCore, now: Instant) {
+    public mutating func record(_ event: FirmwareEvent, session: borrowing Session, now: Instant) {
         events &+= 1
         if keepsRecent { recent.push(event) }
         switch event {

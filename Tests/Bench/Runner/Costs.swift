@@ -34,18 +34,21 @@ struct CoreBench: ~Copyable {
     var now = Instant(ms: 10_000)
     let pdu = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
     var out = ByteBuffer(capacity: 600)
-    var sink: UInt64 = 0
+    /// Outputs counted so the optimiser keeps them.
+    var drained: UInt64 = 0
+    var effects = Effects(sink: DiscardingSink())
+    var sink: UInt64 { drained &+ effects.sink.events }
 
     init(config: WearableConfig) {
         core = WearableCore(config: config)
-        core.start(now: now)
+        core.start(now: now, into: &effects)
         drain()
-        core.linkUp(now: now)
+        core.linkUp(now: now, into: &effects)
         var sent: [[UInt8]] = []
         collect(&sent)
         for exchange in Wire.bringUp {
             precondition(!sent.isEmpty && Wire.toHex(sent.removeFirst()) == exchange.firmware, "core bring-up: expected \(exchange.firmware)")
-            core.receive(Wire.hex(exchange.phone).span, now: now)
+            core.receive(Wire.hex(exchange.phone).span, now: now, into: &effects)
             collect(&sent)
         }
         precondition(core.phone.state == .live, "core bring-up: not live")
@@ -54,10 +57,7 @@ struct CoreBench: ~Copyable {
     deinit { pdu.deallocate() }
 
     mutating func collect(_ sent: inout [[UInt8]]) {
-        for _ in 0..<4 {
-            while core.nextEvent() != nil {}
-            core.flush(now: now)
-        }
+        core.flush(now: now, into: &effects)
         while core.popOutgoing(into: &out) { sent.append(out.toArray()) }
         while core.nextAction() != nil {}
         while core.nextLineChange() != nil {}
@@ -66,24 +66,25 @@ struct CoreBench: ~Copyable {
     /// What `Runner.settle` does, with a sink that discards.
     @inline(__always)
     mutating func drain() {
-        for _ in 0..<4 {
-            var any = false
-            while core.nextEvent() != nil { any = true; sink &+= 1 }
-            core.flush(now: now)
-            if !any { break }
-        }
-        while core.popOutgoing(into: &out) { sink &+= UInt64(out.count) }
-        while core.nextAction() != nil { sink &+= 1 }
-        while let change = core.nextLineChange() { sink &+= UInt64(change.line) }
+        core.flush(now: now, into: &effects)
+        while core.popOutgoing(into: &out) { drained &+= UInt64(out.count) }
+        while core.nextAction() != nil { drained &+= 1 }
+        while let change = core.nextLineChange() { drained &+= UInt64(change.line) }
     }
 
     @inline(__always)
     mutating func event(_ event: EventID, _ flags: EventFlags, _ category: CategoryID, count: UInt8, uid: UInt32) {
         now = now.advanced(byMs: 1)
         Wire.notificationSource(into: pdu, event, flags, category, count: count, uid: uid)
-        core.receive(Span(_unsafeStart: UnsafePointer(pdu), count: 11), now: now)
+        core.receive(Span(_unsafeStart: UnsafePointer(pdu), count: 11), now: now, into: &effects)
         drain()
     }
+}
+
+/// Counts the events (the events stream and the log are not measured).
+struct DiscardingSink: EventSink {
+    var events: UInt64 = 0
+    mutating func record(_ event: FirmwareEvent, session: borrowing Session, now: Instant) { events &+= 1 }
 }
 
 let callFlags: EventFlags = [.positiveAction, .negativeAction]
@@ -108,10 +109,10 @@ func costNSEvent(_ bench: inout CoreBench, _ kind: NSKind, _ uid: UInt32) {
 /// incoming call present: the release sends Perform Notification Action.
 @_silgen_name("wl_cost_action") @inline(never)
 func costAction(_ bench: inout CoreBench, _ button: Int) {
-    bench.core.input(.edge(button: button, pressed: true, at: bench.now), now: bench.now)
+    bench.core.input(.edge(button: button, pressed: true, at: bench.now), now: bench.now, into: &bench.effects)
     bench.drain()
     bench.now = bench.now.advanced(byMs: 20)
-    bench.core.input(.edge(button: button, pressed: false, at: bench.now), now: bench.now)
+    bench.core.input(.edge(button: button, pressed: false, at: bench.now), now: bench.now, into: &bench.effects)
     bench.drain()
 }
 
@@ -216,15 +217,15 @@ enum CostRun {
                 bench.event(.added, callFlags, .incomingCall, count: 1, uid: uid)
                 let before = wl_alloc_count()
                 if i >= 100 { costAction(&bench, i % 2) } else {
-                    bench.core.input(.edge(button: i % 2, pressed: true, at: bench.now), now: bench.now)
+                    bench.core.input(.edge(button: i % 2, pressed: true, at: bench.now), now: bench.now, into: &bench.effects)
                     bench.drain()
                     bench.now = bench.now.advanced(byMs: 20)
-                    bench.core.input(.edge(button: i % 2, pressed: false, at: bench.now), now: bench.now)
+                    bench.core.input(.edge(button: i % 2, pressed: false, at: bench.now), now: bench.now, into: &bench.effects)
                     bench.drain()
                 }
                 if i >= 100 { allocations &+= wl_alloc_count() - before }
                 bench.now = bench.now.advanced(byMs: 1)
-                bench.core.receive(Wire.hex("13").span, now: bench.now)
+                bench.core.receive(Wire.hex("13").span, now: bench.now, into: &bench.effects)
                 bench.drain()
                 bench.event(.removed, [], .incomingCall, count: 0, uid: uid)
                 bench.now = bench.now.advanced(byMs: 20)
@@ -236,15 +237,15 @@ enum CostRun {
             for i in 0..<(100 + 5 * count) {
                 let uid = UInt32(1 + i)
                 bench.event(.added, callFlags, .incomingCall, count: 1, uid: uid)
-                bench.core.input(.edge(button: i % 2, pressed: true, at: bench.now), now: bench.now)
+                bench.core.input(.edge(button: i % 2, pressed: true, at: bench.now), now: bench.now, into: &bench.effects)
                 bench.drain()
                 bench.now = bench.now.advanced(byMs: 20)
                 let t0 = Clock.ns()
-                bench.core.input(.edge(button: i % 2, pressed: false, at: bench.now), now: bench.now)
+                bench.core.input(.edge(button: i % 2, pressed: false, at: bench.now), now: bench.now, into: &bench.effects)
                 bench.drain()
                 if i >= 100 { samples.append(Clock.ns() - t0) }
                 bench.now = bench.now.advanced(byMs: 1)
-                bench.core.receive(Wire.hex("13").span, now: bench.now)
+                bench.core.receive(Wire.hex("13").span, now: bench.now, into: &bench.effects)
                 bench.drain()
                 bench.event(.removed, [], .incomingCall, count: 0, uid: uid)
                 bench.now = bench.now.advanced(byMs: 20)

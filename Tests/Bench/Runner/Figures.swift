@@ -237,7 +237,7 @@ struct Bench {
             for i in 0..<4 { expected[4 + i] = UInt8(truncatingIfNeeded: uid >> (8 * UInt32(i))) }
             expected[8] = button == accept ? 0x00 : 0x01
             guard count == 9, first == 0x12, (0..<9).allSatisfy({ rig.phone.byte($0) == expected[$0] }) else {
-                fail("button: expected Perform Notification Action \(Wire.toHex(expected)), got \(count) bytes (events so far: \(rig.runner.sink.events))")
+                fail("button: expected Perform Notification Action \(Wire.toHex(expected)), got \(count) bytes (events so far: \(rig.runner.effects.sink.events))")
             }
             // The phone acknowledges (counted: part of the action), ends the
             // call, and a new one rings.
