@@ -198,7 +198,7 @@ public struct Reporter: ~Copyable, EventSink {
                 $0.append(text: "session waiting-permission: the phone does not share notifications yet; allow it on the iPhone (retry in ")
                 $0.append(decimal: retryInMs); $0.append(text: " ms)")
             }
-        case .ended(let reason): session("ended", reason: reason, now: now)
+        case .ended(let reason): session("ended", reason: reason.name, now: now)
         case .mtu(let mtu):
             if hasEvents {
                 begin("mtu", now: now)
@@ -208,8 +208,8 @@ public struct Reporter: ~Copyable, EventSink {
             logLine(.debug) { $0.append(text: "ATT MTU "); $0.append(decimal: mtu) }
         case .notification(let change): notification(change, now: now)
         case .command(let result): command(result, ancs: ancs, now: now)
-        case .drop(let what, let reason): drop(what, reason, now: now)
-        case .error(let what, let detail): error(what, detail, now: now)
+        case .drop(let drop): self.drop(drop.words.what, drop.words.reason, now: now)
+        case .error(let error): self.error(error.words.what, error.words.detail, now: now)
         }
     }
 
@@ -344,7 +344,7 @@ public struct Reporter: ~Copyable, EventSink {
             logLine(.warning) { $0.append(text: "keep-alive probe failed: subscribing again") }
         case .failed(let command, let failure):
             if case .performNotificationAction = command { return }  // reported as an action
-            logLine(.warning) { $0.append(text: "control point command failed: "); $0.append(text: WearableCore.name(failure).text) }
+            logLine(.warning) { $0.append(text: "control point command failed: "); $0.append(text: failure.text) }
         case .actionDelivered:
             break  // reported as an action
         }

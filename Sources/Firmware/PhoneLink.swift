@@ -101,53 +101,6 @@ public struct PhoneLinkConfig: Sendable {
     public init() {}
 }
 
-/// Where the link is in its bring-up.
-public enum LinkState: Equatable, Sendable {
-    case disconnected
-    case exchangingMTU
-    case discoveringGATT
-    case subscribingServiceChanged
-    case discoveringANCS
-    case ancsAbsent
-    case subscribingDataSource
-    case subscribingNotificationSource
-    /// The phone refused a subscription until the user allows notification
-    /// sharing; the write is tried again at a backoff.
-    case waitingForPermission
-    case live
-    case resubscribing
-}
-
-public enum LinkEvent: Equatable, Sendable {
-    case connected
-    /// The link became encrypted (paired or bonded).
-    case secured
-    case mtu(Int)
-    /// ANCS and its characteristics were found.
-    case discovered
-    case ancsAbsent
-    /// Notification Source is subscribed: the session is live.
-    case subscribed
-    /// The phone refused a subscription (0x03/0x08: the user has not
-    /// allowed notification sharing yet); tried again in `retryInMs`.
-    case permissionWaiting(retryInMs: Int64)
-    case ended(reason: Name)
-    case notification(TableChange)
-    case command(CommandResult)
-    /// Something from the phone was turned away (counted).
-    case drop(what: Name, reason: Name)
-    case error(what: Name, detail: Name)
-}
-
-/// What the link asks of the platform. At most one of each kind is ever
-/// waiting (see `PhoneLink.nextAction`), so none can be lost to a full queue.
-public enum LinkAction: Equatable, Sendable {
-    /// Ask the kernel to raise the link's security (SMP pairing or
-    /// encryption with a stored key); report with `securityChanged`.
-    case raiseSecurity(attempt: Int)
-    case disconnect(reason: Name)
-}
-
 public struct PhoneLinkCounters: Equatable, Sendable {
     public var unknownHandleNotifications: UInt64 = 0
     public var staleResponses: UInt64 = 0
@@ -193,7 +146,7 @@ public struct PhoneLink: ~Copyable {
     private var events: RingBuffer<LinkEvent>
     /// The actions waiting for the platform: a disconnection, and a raise
     /// (pointless once a disconnection is asked for).
-    private var disconnectReason: Name? = nil
+    private var disconnectReason: EndReason? = nil
     private var raiseAttempt: Int? = nil
     private var scratch: ByteBuffer
     private var command: ByteBuffer
@@ -290,7 +243,7 @@ public struct PhoneLink: ~Copyable {
         submit(.mtu, now: now)
     }
 
-    public mutating func linkDown(reason: Name) {
+    public mutating func linkDown(reason: EndReason) {
         guard state != .disconnected else { return }
         session.end()
         bearer.reset()
@@ -327,7 +280,7 @@ public struct PhoneLink: ~Copyable {
         if becameEncrypted, state == .ancsAbsent {
             // Some iPhones show ANCS only on an encrypted link.
             counters.rediscoveriesAfterEncryption &+= 1
-            restartANCS(reason: "encrypted", now: now)
+            restartANCS(reason: .encrypted, now: now)
         }
     }
 
@@ -378,8 +331,8 @@ public struct PhoneLink: ~Copyable {
             // Nothing is outstanding for this step, so nothing would ever
             // time out and bring-up would stall: end the link instead (the
             // phone reconnects and starts over).
-            emit(.error(what: "att-request", detail: "refused"))
-            act(.disconnect(reason: "att-refused"))
+            emit(.error(.requestRefused))
+            act(.disconnect(reason: .attRefused))
         }
     }
 
@@ -413,9 +366,7 @@ public struct PhoneLink: ~Copyable {
             self.response(response, tag: t, pdu: pdu, now: now)
         case .dropped(let reason):
             switch reason {
-            case .malformed: emit(.drop(what: "att-pdu", reason: "malformed"))
-            case .unexpectedResponse: emit(.drop(what: "att-pdu", reason: "unexpected-response"))
-            case .unexpectedConfirmation: emit(.drop(what: "att-pdu", reason: "unexpected-confirmation"))
+            case .malformed, .unexpectedResponse, .unexpectedConfirmation: emit(.drop(.attPDU(reason)))
             case .bearerEnded: break
             }
         }
@@ -427,29 +378,29 @@ public struct PhoneLink: ~Copyable {
             lastNotificationSourceTrafficAt = now
             switch session.receiveNotificationSource(value) {
             case .applied(let change): emit(.notification(change))
-            case .dropped(let error): emit(.drop(what: "notification-source", reason: Name(error.name)))
-            case .outsideSession: emit(.drop(what: "notification-source", reason: "outside-session"))
+            case .dropped(let error): emit(.drop(.notificationSource(error)))
+            case .outsideSession: emit(.drop(.notificationSourceOutsideSession))
             }
         } else if handle != 0 && handle == dataSourceHandle {
             switch session.receiveDataSource(value) {
             case .needMore: break
             case .completed(let result): emit(.command(result))
-            case .dropped(_, let reason): emit(.drop(what: "data-source", reason: Name(reason.name)))
+            case .dropped(_, let reason): emit(.drop(.dataSource(reason)))
             }
         } else {
             counters.unknownHandleNotifications &+= 1
-            emit(.drop(what: "att-notification", reason: "unknown-handle"))
+            emit(.drop(.notificationOnUnknownHandle))
         }
     }
 
     private mutating func indication(handle: UInt16, value: Span<UInt8>, now: Instant) {
         guard handle != 0, handle == serviceChangedHandle else {
             counters.unknownHandleNotifications &+= 1
-            emit(.drop(what: "att-indication", reason: "unknown-handle"))
+            emit(.drop(.indicationOnUnknownHandle))
             return
         }
         guard let range = ServiceChangedRange(value) else {
-            emit(.drop(what: "service-changed", reason: "malformed"))
+            emit(.drop(.serviceChangedMalformed))
             return
         }
         let ancsKnown = ancsDiscovery.serviceStart != 0
@@ -460,10 +411,10 @@ public struct PhoneLink: ~Copyable {
         default:
             guard covers else { return }
         }
-        restartANCS(reason: "service-changed", now: now)
+        restartANCS(reason: .serviceChanged, now: now)
     }
 
-    private mutating func restartANCS(reason: Name, now: Instant) {
+    private mutating func restartANCS(reason: EndReason, now: Instant) {
         if session.isActive || state == .live { emit(.ended(reason: reason)) }
         endSession()
         generation &+= 1
@@ -489,18 +440,18 @@ public struct PhoneLink: ~Copyable {
                     state = .subscribingServiceChanged
                     writeCCCD(sc.cccdHandle, CCCDValue.indications, tag: .serviceChangedCCCD, now: now)
                 } else {
-                    emit(.error(what: "service-changed", detail: "absent"))
+                    emit(.error(.serviceChangedAbsent))
                     startANCSDiscovery(now: now)
                 }
             case .serviceNotFound:
-                emit(.error(what: "service-changed", detail: "absent"))
+                emit(.error(.serviceChangedAbsent))
                 startANCSDiscovery(now: now)
             case .failed:
-                emit(.error(what: "gatt-discovery", detail: "failed"))
+                emit(.error(.gattDiscoveryFailed))
                 startANCSDiscovery(now: now)
             }
         case .serviceChangedCCCD:
-            if case .errorResponse = response { emit(.error(what: "service-changed", detail: "subscribe-failed")) }
+            if case .errorResponse = response { emit(.error(.serviceChangedSubscribeFailed)) }
             startANCSDiscovery(now: now)
         case .ancsDiscovery:
             switch ancsDiscovery.handle(response, in: pdu) {
@@ -517,21 +468,21 @@ public struct PhoneLink: ~Copyable {
             case .failed(let reason):
                 state = .ancsAbsent
                 if case .attError(_, let code) = reason, ATTErrorCode.isSecurity(code) {
-                    emit(.error(what: "ancs-discovery", detail: "not-secured"))
-                    act(.disconnect(reason: "not-secured"))
+                    emit(.error(.ancsDiscoveryNotSecured))
+                    act(.disconnect(reason: .notSecured))
                 } else {
-                    emit(.error(what: "ancs-discovery", detail: "failed"))
+                    emit(.error(.ancsDiscoveryFailed))
                 }
             }
         case .dataSourceCCCD:
             guard case .writeResponse = response else {
-                return subscribeFailed("data-source", response, tag: tag, now: now)
+                return subscribeFailed(.dataSource, response, tag: tag, now: now)
             }
             subscribeNotificationSource(now: now)
         case .notificationSourceCCCD:
             guard case .writeResponse = response else {
                 endSession()
-                return subscribeFailed("notification-source", response, tag: tag, now: now)
+                return subscribeFailed(.notificationSource, response, tag: tag, now: now)
             }
             state = .live
             lastNotificationSourceAt = now
@@ -581,7 +532,7 @@ public struct PhoneLink: ~Copyable {
         return result
     }
 
-    private mutating func subscribeFailed(_ what: Name, _ response: ATTPDU, tag: Tag, now: Instant) {
+    private mutating func subscribeFailed(_ what: SubscribedSource, _ response: ATTPDU, tag: Tag, now: Instant) {
         if case .errorResponse(_, _, let code) = response,
             code == ATTErrorCode.writeNotPermitted || code == ATTErrorCode.insufficientAuthorization
         {
@@ -595,8 +546,8 @@ public struct PhoneLink: ~Copyable {
             return
         }
         state = .ancsAbsent
-        emit(.error(what: what, detail: "subscribe-failed"))
-        act(.disconnect(reason: "subscribe-failed"))
+        emit(.error(.subscribeFailed(what)))
+        act(.disconnect(reason: .subscribeFailed))
     }
 
     private mutating func retrySubscription(now: Instant) {
@@ -624,7 +575,7 @@ public struct PhoneLink: ~Copyable {
     private mutating func ancsDiscovered(now: Instant) {
         guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)), ns.cccdHandle != 0 else {
             state = .ancsAbsent
-            emit(.error(what: "ancs-discovery", detail: "no-notification-source"))
+            emit(.error(.noNotificationSource))
             emit(.ancsAbsent)
             return
         }
@@ -713,10 +664,10 @@ public struct PhoneLink: ~Copyable {
         counters.resubscriptions &+= 1
         switch why {
         case .probeFailed:
-            emit(.ended(reason: "keep-alive"))
+            emit(.ended(reason: .keepAlive))
         case .silence:
             counters.silenceResubscriptions &+= 1
-            emit(.ended(reason: "notification-source-silent"))
+            emit(.ended(reason: .notificationSourceSilent))
         }
         endSession()
         state = .resubscribing
@@ -768,9 +719,9 @@ public struct PhoneLink: ~Copyable {
         if let timeout = bearer.checkTimeout(now: now) {
             switch timeout {
             case .transactionTimedOut:
-                emit(.error(what: "att", detail: "transaction-timeout"))
-                act(.disconnect(reason: "att-timeout"))
-                linkDown(reason: "att-timeout")
+                emit(.error(.transactionTimeout))
+                act(.disconnect(reason: .attTimeout))
+                linkDown(reason: .attTimeout)
                 return
             case .securityGaveUp(let error, let rawTag):
                 raise = .none

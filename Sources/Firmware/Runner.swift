@@ -80,7 +80,7 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
             case .connected: core.linkUp(now: now, into: &effects)
             case .pdu: core.receive(pdu, now: now, into: &effects)
             case .securityChanged(let encrypted): core.securityChanged(encrypted: encrypted, now: now, into: &effects)
-            case .disconnected(let reason): core.linkDown(reason: reason, now: now, into: &effects)
+            case .disconnected(let reason): core.linkDown(reason: .platform(reason), now: now, into: &effects)
             }
             settle(now: now)
         }

@@ -71,13 +71,32 @@ public enum FirmwareEvent: Equatable, Sendable {
     case link(LinkEvent)
     case controller(ControllerEvent)
     case line(index: Int, on: Bool)
-    case button(index: Int, gesture: Name)
-    case action(uid: UInt32, action: ActionID, result: Name)
+    case button(index: Int, gesture: GestureKind)
+    case action(uid: UInt32, action: ActionID, result: ActionResult)
     case rejected(what: Name, reason: Name)
     case stopping(reason: Name)
     /// The bond file could not be written (or the bonds not serialised);
     /// they stay marked unsaved and are written again in `retryInMs`.
     case bondsNotSaved(retryInMs: Int64)
+}
+
+/// A button gesture as the events report it (`index` -1: both buttons).
+public enum GestureKind: Equatable, Sendable {
+    case short, long, double, chordLong
+}
+
+/// What became of a press meant as a Perform Notification Action.
+public enum ActionResult: Equatable, Sendable {
+    /// Queued for the Control Point (or merged with the same queued action).
+    case queued
+    /// The phone acknowledged the write.
+    case sent
+    /// The action queue was full.
+    case refused
+    /// No target, or the target does not offer the action.
+    case nothingToDo
+    /// The phone refused it, or it timed out or could not be written.
+    case failed(CommandFailure)
 }
 
 public struct WearableConfig: Sendable {
@@ -186,6 +205,8 @@ public struct WearableCore: ~Copyable {
     /// A link was encrypted before (the bond, when there is no controller).
     private var peerWasEncrypted = false
     private let motorMask: UInt64
+    /// The button named `reject` (its role), found once.
+    private let rejectButton: Int?
     private let steadyOn: Pattern
 
     public init(config: WearableConfig, bonds: consuming BondStore = BondStore()) {
@@ -221,6 +242,7 @@ public struct WearableCore: ~Copyable {
         var mask: UInt64 = 0
         for (i, spec) in config.board.outputs.enumerated() where spec.kind == .motor { mask |= 1 << UInt64(i) }
         motorMask = mask
+        rejectButton = config.board.buttonIndex(named: "reject")
         steadyOn = try! Pattern([.on(60_000)], repeats: .untilStopped)
     }
 
@@ -238,7 +260,7 @@ public struct WearableCore: ~Copyable {
         absorb(now: now, into: &effects)
     }
 
-    public mutating func linkDown<S: EventSink & ~Copyable>(reason: Name, now: Instant, into effects: inout Effects<S>) {
+    public mutating func linkDown<S: EventSink & ~Copyable>(reason: EndReason, now: Instant, into effects: inout Effects<S>) {
         phone.linkDown(reason: reason)
         absorb(now: now, into: &effects)
     }
@@ -610,7 +632,7 @@ public struct WearableCore: ~Copyable {
     private mutating func commandFinished<S: EventSink & ~Copyable>(_ result: CommandResult, now: Instant, into effects: inout Effects<S>) {
         switch result {
         case .actionDelivered(let uid, let action):
-            emit(.action(uid: uid, action: action, result: "sent"), now: now, into: &effects)
+            emit(.action(uid: uid, action: action, result: .sent), now: now, into: &effects)
         case .attributesReceived(let uid):
             learnAppName()
             guard let i = pending.firstIndex(where: { $0.uid == uid }) else { break }
@@ -623,7 +645,7 @@ public struct WearableCore: ~Copyable {
                 alert(record, now: now)
             }
         case .failed(.performNotificationAction(let uid, let action), let failure):
-            emit(.action(uid: uid, action: action, result: Self.name(failure)), now: now, into: &effects)
+            emit(.action(uid: uid, action: action, result: .failed(failure)), now: now, into: &effects)
             if case .ancs(.invalidParameter) = failure { forget(uid, now: now) }
             feedback(policy.actionFailed, now: now)
         default:
@@ -644,22 +666,13 @@ public struct WearableCore: ~Copyable {
         _ = phone.requestAppName(app)
     }
 
-    public static func name(_ failure: CommandFailure) -> Name {
-        switch failure {
-        case .ancs(let code): Name(code.name)
-        case .att: "att-error"
-        case .timedOut: "timed-out"
-        case .unsendable: "unsendable"
-        }
-    }
-
     // MARK: Buttons
 
     private mutating func handleGestures<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
         while let event = gestureEvents.popFirst() {
             switch event.gesture {
             case .short(let b):
-                emit(.button(index: b, gesture: "short"), now: now, into: &effects)
+                emit(.button(index: b, gesture: .short), now: now, into: &effects)
                 if controller.isAwaitingConsent {
                     controller.consent(granted: consentAnswer(button: b, long: false), now: now)
                     absorbController(now: now, into: &effects)
@@ -667,7 +680,7 @@ public struct WearableCore: ~Copyable {
                     act(b < policy.shortPress.count ? policy.shortPress[b] : .none, now: now, into: &effects)
                 }
             case .long(let b):
-                emit(.button(index: b, gesture: "long"), now: now, into: &effects)
+                emit(.button(index: b, gesture: .long), now: now, into: &effects)
                 if controller.isAwaitingConsent {
                     controller.consent(granted: consentAnswer(button: b, long: true), now: now)
                     absorbController(now: now, into: &effects)
@@ -675,9 +688,9 @@ public struct WearableCore: ~Copyable {
                     act(b < policy.longPress.count ? policy.longPress[b] : .none, now: now, into: &effects)
                 }
             case .double(let b):
-                emit(.button(index: b, gesture: "double"), now: now, into: &effects)
+                emit(.button(index: b, gesture: .double), now: now, into: &effects)
             case .chordLong:
-                emit(.button(index: -1, gesture: "chord-long"), now: now, into: &effects)
+                emit(.button(index: -1, gesture: .chordLong), now: now, into: &effects)
                 controller.enterPairingMode(now: now)
                 absorbController(now: now, into: &effects)
             }
@@ -688,7 +701,7 @@ public struct WearableCore: ~Copyable {
     /// and long refuses.
     private func consentAnswer(button: Int, long: Bool) -> Bool {
         if board.buttons.count == 1 { return !long }
-        return board.buttons[button].name != "reject" && !long
+        return button != rejectButton && !long
     }
 
     private mutating func act<S: EventSink & ~Copyable>(_ action: ButtonAction, now: Instant, into effects: inout Effects<S>) {
@@ -702,19 +715,19 @@ public struct WearableCore: ~Copyable {
         let target = call ?? phone.session.table.mostRecent { $0.offers(id) }
         guard let target, target.offers(id) else {
             counters.nothingToDo &+= 1
-            emit(.action(uid: target?.uid ?? 0, action: id, result: "nothing-to-do"), now: now, into: &effects)
+            emit(.action(uid: target?.uid ?? 0, action: id, result: .nothingToDo), now: now, into: &effects)
             feedback(policy.nothingToDo, now: now)
             return
         }
         switch phone.performAction(uid: target.uid, id) {
         case .queued, .coalesced:
-            emit(.action(uid: target.uid, action: id, result: "queued"), now: now, into: &effects)
+            emit(.action(uid: target.uid, action: id, result: .queued), now: now, into: &effects)
         case .refusedQueueFull:
-            emit(.action(uid: target.uid, action: id, result: "refused"), now: now, into: &effects)
+            emit(.action(uid: target.uid, action: id, result: .refused), now: now, into: &effects)
             feedback(policy.actionFailed, now: now)
         default:
             counters.nothingToDo &+= 1
-            emit(.action(uid: target.uid, action: id, result: "nothing-to-do"), now: now, into: &effects)
+            emit(.action(uid: target.uid, action: id, result: .nothingToDo), now: now, into: &effects)
             feedback(policy.nothingToDo, now: now)
         }
     }

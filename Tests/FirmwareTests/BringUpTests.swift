@@ -68,7 +68,7 @@ struct BringUpTests {
         ])
         #expect(rig.firmwareSent() == "EOF")
         #expect(rig.state == .disconnected)
-        #expect(rig.events.contains(.link(.error(what: "ancs-discovery", detail: "not-secured"))))
+        #expect(rig.events.contains(.link(.error(.ancsDiscoveryNotSecured))))
     }
 
     @Test("ANCS absent is a state: not found on an unencrypted link, the wearable asks for encryption and looks again; still absent, a Service Changed indication then finds it")
@@ -95,7 +95,7 @@ struct BringUpTests {
         #expect(rig.runner.core.phone.session.table.count == 1)
         rig.run([.phone("1D 03 00 08 00 FF FF"), .firmware("1E")] + Script.ancsDiscovery + Script.subscribe)
         rig.settle()
-        #expect(rig.events.contains(.link(.ended(reason: "service-changed"))))
+        #expect(rig.events.contains(.link(.ended(reason: .serviceChanged))))
         #expect(rig.runner.core.phone.session.table.count == 0, "UIDs of the old session are forgotten")
         #expect(rig.state == .live)
     }
@@ -107,7 +107,7 @@ struct BringUpTests {
         rig.run([.phone("1D 03 00 20 00 30 00"), .firmware("1E")])
         rig.settle()
         #expect(rig.state == .live)
-        #expect(!rig.events.contains(.link(.ended(reason: "service-changed"))))
+        #expect(!rig.events.contains(.link(.ended(reason: .serviceChanged))))
     }
 
     @Test("unknown characteristics in the ANCS service are ignored")
@@ -134,7 +134,7 @@ struct BringUpTests {
         rig.run([.firmware("02 05 02"), .phone("03 B9 00"), .phone("03 B9 00"), .firmware("06 01 00 FF FF 00 28 01 18"), .phone("13")])
         rig.settle()
         #expect(rig.runner.core.phone.bearer.counters.unexpectedResponses == 2)
-        #expect(rig.events.filter { $0 == .link(.drop(what: "att-pdu", reason: "unexpected-response")) }.count == 2)
+        #expect(rig.events.filter { if case .link(.drop(.attPDU(.unexpectedResponse))) = $0 { true } else { false } }.count == 2)
         rig.run([.phone("07 01 00 07 00"), .firmware("08 02 00 07 00 03 28")])
     }
 
@@ -144,7 +144,7 @@ struct BringUpTests {
         #expect(rig.firmwareSent() == "02 05 02")
         #expect(rig.firmwareSent(withinMs: 3_000) == "EOF")
         #expect(rig.state == .disconnected)
-        #expect(rig.events.contains(.link(.error(what: "att", detail: "transaction-timeout"))))
+        #expect(rig.events.contains(.link(.error(.transactionTimeout))))
     }
 
     @Test("the phone hanging up at every step of bring-up leaves the firmware disconnected with the session ended", arguments: 0..<Script.bringUp.count)
@@ -156,7 +156,7 @@ struct BringUpTests {
         #expect(rig.state == .disconnected)
         #expect(rig.runner.core.phone.session.isActive == false)
         #expect(rig.runner.core.phone.session.table.count == 0)
-        #expect(rig.events.last == .link(.ended(reason: "peer-closed")))
+        #expect(rig.events.last == .link(.ended(reason: .platform("peer-closed"))))
     }
 
     @Test("our own database answers the phone's discovery while bring-up runs")

@@ -18,7 +18,7 @@ struct ButtonTargetTests {
         _ = rig.takeSent()
         rig.press(0)
         #expect(rig.takeSent() == ["12 10 00 02 2A 00 00 00 00"], "02 <call UID> 00")
-        #expect(rig.events.contains(.action(uid: 0x2A, action: .positive, result: "queued")))
+        #expect(rig.events.contains(.action(uid: 0x2A, action: .positive, result: .queued)))
     }
 
     @Test("a short reject press while a call rings declines the call, not a newer notification that also offers the negative action")
@@ -40,6 +40,6 @@ struct ButtonTargetTests {
         _ = rig.takeSent()
         rig.press(1)
         #expect(rig.takeSent() == [], "no Perform Notification Action for the social notification")
-        #expect(rig.events.contains(.action(uid: 0x30, action: .negative, result: "nothing-to-do")))
+        #expect(rig.events.contains(.action(uid: 0x30, action: .negative, result: .nothingToDo)))
     }
 }

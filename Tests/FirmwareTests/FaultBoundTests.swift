@@ -127,8 +127,8 @@ struct FaultBoundTests {
             rig.link.receive(hex("1D 03 00 0B 00 14 00").span, now: rig.now)
             rig.settle()
         }
-        #expect(rig.events.contains(.error(what: "att-request", detail: "refused")))
-        #expect(rig.actions.contains(.disconnect(reason: "att-refused")))
+        #expect(rig.events.contains(.error(.requestRefused)))
+        #expect(rig.actions.contains(.disconnect(reason: .attRefused)))
     }
 }
 

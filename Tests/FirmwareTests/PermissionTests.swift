@@ -42,7 +42,7 @@ struct PermissionTests {
         var rig = refusedRig(code: "03")
         #expect(rig.core.phone.state == .waitingForPermission)
         #expect(rig.everOn("led-notify", forMs: 2_000) == true)
-        rig.core.linkDown(reason: "peer-closed", now: rig.now, into: &rig.effects)
+        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
         rig.settle()
         #expect(rig.everOn("led-notify", forMs: 3_000) == false)
         #expect(rig.core.phone.state == .disconnected)
@@ -51,7 +51,7 @@ struct PermissionTests {
     @Test("a refusal the wearer cannot fix by allowing sharing (0x0E) still ends the link")
     func otherRefusalDisconnects() {
         let rig = refusedRig(code: "0E")
-        #expect(rig.events.contains(.link(.error(what: "data-source", detail: "subscribe-failed"))))
+        #expect(rig.events.contains(.link(.error(.subscribeFailed(.dataSource)))))
         #expect(rig.core.phone.state != .waitingForPermission)
     }
 }

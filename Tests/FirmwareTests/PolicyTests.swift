@@ -161,9 +161,9 @@ struct PolicyTests {
         _ = rig.takeSent()
         rig.press(0)
         #expect(rig.takeSent() == ["12 10 00 02 2A 00 00 00 00"])
-        #expect(rig.events.contains(.action(uid: 0x2A, action: .positive, result: "queued")))
+        #expect(rig.events.contains(.action(uid: 0x2A, action: .positive, result: .queued)))
         rig.phone("13")
-        #expect(rig.events.contains(.action(uid: 0x2A, action: .positive, result: "sent")))
+        #expect(rig.events.contains(.action(uid: 0x2A, action: .positive, result: .sent)))
         #expect(rig.everOn("vibration", forMs: 1_000) == true, "rings until the phone removes the call")
         rig.notify(.removed, [], .incomingCall, count: 0, uid: 0x2A)
         #expect(rig.everOn("vibration", forMs: 2_000) == false)
@@ -198,7 +198,7 @@ struct PolicyTests {
         _ = rig.takeSent()
         rig.press(0)
         #expect(rig.takeSent() == [])
-        #expect(rig.events.contains(.action(uid: 0, action: .positive, result: "nothing-to-do")), "no target: uid 0")
+        #expect(rig.events.contains(.action(uid: 0, action: .positive, result: .nothingToDo)), "no target: uid 0")
         #expect(rig.level("vibration") == true, "nudge: on 60")
         rig.advance(ms: 70)
         #expect(rig.level("vibration") == false)
@@ -269,7 +269,7 @@ struct PolicyTests {
         rig.notify(.added, call, .incomingCall, uid: 6)
         rig.press(0)
         rig.phone("01 12 10 00 A2")
-        #expect(rig.events.contains(.action(uid: 6, action: .positive, result: "invalid-parameter")))
+        #expect(rig.events.contains(.action(uid: 6, action: .positive, result: .failed(.ancs(.invalidParameter)))))
         #expect(rig.level("led-call") == false, "the phone says the call is gone")
         // failure: on 100 off 80 on 100 off 80 on 100
         #expect(rig.level("vibration") == true)
@@ -287,7 +287,7 @@ struct PolicyTests {
         rig.notify(.added, call, .incomingCall, uid: 6)
         rig.press(0)
         rig.phone("01 12 10 00 A3")
-        #expect(rig.events.contains(.action(uid: 6, action: .positive, result: "action-failed")))
+        #expect(rig.events.contains(.action(uid: 6, action: .positive, result: .failed(.ancs(.actionFailed)))))
         rig.advance(ms: 1_000)
         #expect(rig.everOn("led-call", forMs: 500) == true, "still ringing")
         #expect(rig.everOn("vibration", forMs: 2_000) == true)
@@ -307,7 +307,7 @@ struct PolicyTests {
     func sessionEndAllOff() {
         var rig = CoreRig()
         rig.notify(.added, call, .incomingCall, uid: 1)
-        rig.core.linkDown(reason: "peer-closed", now: rig.now, into: &rig.effects)
+        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
         rig.settle()
         for output in simBoard.outputs { #expect(rig.level(output.name) == false) }
     }

@@ -97,7 +97,7 @@ struct ChaosRun: ~Copyable {
 
     mutating func hangUp() throws {
         connected = false
-        core.linkDown(reason: "peer-closed", now: now, into: &effects)
+        core.linkDown(reason: .platform("peer-closed"), now: now, into: &effects)
         cpAwaitingAnswer = 0
         try pump()
     }
@@ -125,7 +125,7 @@ struct ChaosRun: ~Copyable {
                 case .raiseSecurity: core.securityChanged(encrypted: true, now: now, into: &effects)
                 case .disconnect:
                     connected = false
-                    core.linkDown(reason: "firmware", now: now, into: &effects)
+                    core.linkDown(reason: .platform("firmware"), now: now, into: &effects)
                 }
             }
             while core.nextLineChange() != nil {}
@@ -148,7 +148,12 @@ struct ChaosRun: ~Copyable {
             recentEvents.append("\(event)")
             if recentEvents.count > 16 { recentEvents.removeFirst() }
         }
-        if case .link(.drop(let what, _)) = event, what == "notification-source" { malformedDropsSeen += 1 }
+        if case .link(.drop(let drop)) = event {
+            switch drop {
+            case .notificationSource, .notificationSourceOutsideSession: malformedDropsSeen += 1
+            default: break
+            }
+        }
         if case .link(.ended) = event {
             sessionUIDs.removeAll()
             silencedCalls.removeAll()

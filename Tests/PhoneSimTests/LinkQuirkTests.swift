@@ -93,7 +93,7 @@ struct LinkQuirkTests {
         rig.command("share off")
         rig.run(forMs: 61_000)
         #expect(rig.ncResults.contains(.probeFailed(.att(0x08))))
-        #expect(rig.ncEvents.contains(.ended(reason: "keep-alive")))
+        #expect(rig.ncEvents.contains(.ended(reason: .keepAlive)))
         #expect(rig.state == .waitingForPermission)
         #expect(rig.disconnects.isEmpty)
         rig.command("share on")
@@ -121,7 +121,7 @@ struct LinkQuirkTests {
         #expect(rig.phoneEvents.contains(.dropped(what: "control-point", reason: "no-session")))
         #expect(rig.ncResults.contains(.probeFailed(.att(0))))
         #expect(rig.nc.counters.resubscriptions == 1)
-        #expect(rig.ncEvents.contains(.ended(reason: "keep-alive")))
+        #expect(rig.ncEvents.contains(.ended(reason: .keepAlive)))
         // Notification Source off, then Data Source and Notification Source on.
         let resubscribe = rig.trace.filter { $0.hasPrefix("W> 12 13 00") || $0.hasPrefix("W> 12 18 00") }.suffix(3)
         #expect(Array(resubscribe) == ["W> 12 13 00 00 00", "W> 12 18 00 01 00", "W> 12 13 00 01 00"])
@@ -229,7 +229,7 @@ struct LinkQuirkTests {
         rig.run(forMs: 6_000)
         #expect(rig.phone.counters.securityCollisions >= 1)
         #expect(rig.phoneEvents.contains(.dropped(what: "security-request", reason: "collision")))
-        #expect(rig.disconnects == [.disconnect(reason: "subscribe-failed")])
+        #expect(rig.disconnects == [.disconnect(reason: .subscribeFailed)])
     }
 
     @Test("a bonded phone that does not encrypt within the wait: the wearable asks once, bondedEncryptionWaitMs after connecting")

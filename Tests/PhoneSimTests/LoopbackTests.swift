@@ -233,7 +233,7 @@ struct LoopbackTests {
         rig.command("remove-ancs")
         #expect(rig.phoneEvents.contains(.serviceChangedIndicated(start: 0x10, end: 0x18)))
         #expect(rig.phoneEvents.contains(.indicationConfirmed))
-        #expect(rig.ncEvents.contains(.ended(reason: "service-changed")))
+        #expect(rig.ncEvents.contains(.ended(reason: .serviceChanged)))
         #expect(rig.state == .ancsAbsent)
         #expect(rig.trace.last == "P> 01 06 01 00 0A", "ANCS is gone from the database")
         rig.command("add-ancs")
@@ -248,7 +248,7 @@ struct LoopbackTests {
         var rig = liveRig()
         rig.command("service-changed")
         #expect(rig.phoneEvents.filter { if case .serviceChangedIndicated = $0 { true } else { false } }.count == 1)
-        #expect(rig.ncEvents.contains(.ended(reason: "service-changed")))
+        #expect(rig.ncEvents.contains(.ended(reason: .serviceChanged)))
         #expect(rig.state == .live)
         #expect(rig.phoneEvents.filter { $0 == .subscribed(.notificationSource) }.count == 2)
     }
@@ -334,7 +334,7 @@ struct LoopbackTests {
     @Test("the wearable hanging up ends the phone's session; notifications posted meanwhile are replayed at reconnection")
     func wearableHangsUp() {
         var rig = liveRig()
-        rig.nc.linkDown(reason: "test")
+        rig.nc.linkDown(reason: .platform("test"))
         rig.phone.linkDown(reason: "peer-closed", now: rig.now)
         rig.command("message \"Alice\" \"Still there?\" uid=5")
         #expect(rig.phone.isSubscribed(.notificationSource) == false)

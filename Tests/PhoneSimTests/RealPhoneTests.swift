@@ -102,7 +102,7 @@ struct RealPhoneTests {
         rig.run(forMs: 100)
         let ringing = rig.core.isAlerting(uid: 7, output: ledCall)
         #expect(ringing == true)
-        rig.core.linkDown(reason: "peer-closed", now: rig.now, into: &rig.effects)
+        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
         rig.phone.linkDown(reason: "peer-closed", now: rig.now)
         rig.settle()
         let silentWhileDown = !rig.core.isAlerting(uid: 7, output: ledCall) && !rig.core.level(of: ledCall)
@@ -131,7 +131,7 @@ struct RealPhoneTests {
             if !rig.core.isAlerting(uid: 7, output: ledCall) { alwaysRinging = false }
         }
         #expect(alwaysRinging == true, "the lasting alert was carried over the restart")
-        #expect(rig.linkEvents.contains(.ended(reason: "service-changed")))
+        #expect(rig.linkEvents.contains(.ended(reason: .serviceChanged)))
         #expect(rig.linkEvents.filter { $0 == .subscribed }.count == 2)
         let replayed = rig.added.last { $0.uid == 7 }
         #expect(replayed?.flags.contains(.preExisting) == true)
@@ -209,9 +209,9 @@ struct RealPhoneTests {
         rig.run(forMs: 50_000)
         #expect(rig.phoneEvents.contains(.dropped(what: "notification-source", reason: "ns-dead")), "Bob's message was withheld")
         #expect(rig.linkEvents.filter { $0 == .command(.probeAnswered) }.count == 2, "the probe says all is well")
-        #expect(!rig.linkEvents.contains(.ended(reason: "notification-source-silent")))
+        #expect(!rig.linkEvents.contains(.ended(reason: .notificationSourceSilent)))
         rig.run(forMs: 12_000)
-        #expect(rig.linkEvents.filter { $0 == .ended(reason: "notification-source-silent") }.count == 1)
+        #expect(rig.linkEvents.filter { $0 == .ended(reason: .notificationSourceSilent) }.count == 1)
         #expect(rig.core.phone.counters.silenceResubscriptions == 1)
         // Notification Source off, then on; Data Source left alone; the link stays.
         let cccdWrites = rig.trace.filter { $0.hasPrefix("W> 12 13 00") || $0.hasPrefix("W> 12 18 00") }
@@ -219,7 +219,7 @@ struct RealPhoneTests {
         #expect(cccdWrites.filter { $0 == "W> 12 13 00 00 00" }.count == 1)
         #expect(cccdWrites.lastIndex { $0.hasPrefix("W> 12 18 00") }! < cccdWrites.count - 2, "Data Source is not written again")
         #expect(rig.core.phone.state == .live)
-        #expect(!rig.events.contains { if case .link(.ended(let r)) = $0 { r != "notification-source-silent" } else { false } })
+        #expect(!rig.events.contains { if case .link(.ended(let r)) = $0 { r != .notificationSourceSilent } else { false } })
         let bob = rig.added.first { $0.uid == 2 }
         #expect(bob?.flags.contains(.preExisting) == true, "the replay brings Bob's message, quietly")
         let bobQuiet = !rig.core.isAlerting(uid: 2, output: vibration)
@@ -253,14 +253,14 @@ struct RealPhoneTests {
         rig.phone.postForTest("ns-dead", now: rig.now)
         rig.phone.postForTest("share off", now: rig.now)
         rig.run(forMs: 60_100)
-        #expect(rig.linkEvents.contains(.ended(reason: "notification-source-silent")))
+        #expect(rig.linkEvents.contains(.ended(reason: .notificationSourceSilent)))
         #expect(rig.linkEvents.contains(.permissionWaiting(retryInMs: 5_000)) == true)
         #expect(rig.core.phone.state == .waitingForPermission)
         rig.phone.postForTest("share on", now: rig.now)
         rig.run(forMs: 5_100)
         #expect(rig.core.phone.state == .live)
         #expect(rig.linkEvents.filter { $0 == .subscribed }.count == 2)
-        #expect(!rig.linkEvents.contains { if case .ended(let r) = $0 { r != "notification-source-silent" } else { false } })
+        #expect(!rig.linkEvents.contains { if case .ended(let r) = $0 { r != .notificationSourceSilent } else { false } })
     }
 
     // MARK: 3. An answer press never waits behind a lost Data Source response
@@ -295,7 +295,7 @@ struct RealPhoneTests {
         rig.run(forMs: 100)
         let answered = !rig.core.isAlerting(uid: 4, output: ledCall)
         #expect(answered == true)
-        #expect(rig.events.contains(.action(uid: 4, action: .positive, result: "sent")) == true)
+        #expect(rig.events.contains(.action(uid: 4, action: .positive, result: .sent)) == true)
         // The fetch gives up at its watchdog; the next fetch goes after it.
         rig.run(forMs: 10_000)
         #expect(rig.linkEvents.contains(.command(.failed(.getNotificationAttributes(uid: 3, attributes: .appIdentifier), .timedOut))) == true)

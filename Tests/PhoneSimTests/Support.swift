@@ -251,7 +251,7 @@ struct Loopback: ~Copyable {
                 nc.linkUp(now: now, bonded: phone.isBonded)
                 phone.linkUp(now: now)
             case .disconnect:
-                nc.linkDown(reason: "peer-closed")
+                nc.linkDown(reason: .platform("peer-closed"))
             case .quit:
                 break
             }

@@ -105,7 +105,7 @@ struct WearableLoopback: ~Copyable {
                 core.linkUp(now: now, into: &effects)
                 phone.linkUp(now: now)
             case .disconnect:
-                core.linkDown(reason: "peer-closed", now: now, into: &effects)
+                core.linkDown(reason: .platform("peer-closed"), now: now, into: &effects)
             case .quit:
                 break
             }

@@ -1,0 +1,98 @@
+// The words of the events stream and the log for the core's typed reasons
+// and results. The core reports enums; this is the one place they become
+// text, and the text is the stream's contract (docs/events.md): scripts
+// match on it, so a name here never changes silently.
+
+import ANCS
+import ATT
+import Bounded
+import Firmware
+
+extension GestureKind {
+    var text: StaticString {
+        switch self {
+        case .short: "short"
+        case .long: "long"
+        case .double: "double"
+        case .chordLong: "chord-long"
+        }
+    }
+}
+
+extension CommandFailure {
+    var text: StaticString {
+        switch self {
+        case .ancs(let code): code.name
+        case .att: "att-error"
+        case .timedOut: "timed-out"
+        case .unsendable: "unsendable"
+        }
+    }
+}
+
+extension ActionResult {
+    var text: StaticString {
+        switch self {
+        case .queued: "queued"
+        case .sent: "sent"
+        case .refused: "refused"
+        case .nothingToDo: "nothing-to-do"
+        case .failed(let failure): failure.text
+        }
+    }
+}
+
+extension EndReason {
+    var name: Name {
+        switch self {
+        case .platform(let name): name
+        case .attTimeout: "att-timeout"
+        case .attRefused: "att-refused"
+        case .notSecured: "not-secured"
+        case .subscribeFailed: "subscribe-failed"
+        case .serviceChanged: "service-changed"
+        case .encrypted: "encrypted"
+        case .keepAlive: "keep-alive"
+        case .notificationSourceSilent: "notification-source-silent"
+        }
+    }
+}
+
+extension LinkDrop {
+    /// What was dropped, and why.
+    var words: (what: Name, reason: Name) {
+        switch self {
+        case .attPDU(let reason):
+            switch reason {
+            case .malformed: ("att-pdu", "malformed")
+            case .unexpectedResponse: ("att-pdu", "unexpected-response")
+            case .unexpectedConfirmation: ("att-pdu", "unexpected-confirmation")
+            case .bearerEnded: ("att-pdu", "bearer-ended")
+            }
+        case .notificationSource(let error): ("notification-source", Name(error.name))
+        case .notificationSourceOutsideSession: ("notification-source", "outside-session")
+        case .dataSource(let reason): ("data-source", Name(reason.name))
+        case .notificationOnUnknownHandle: ("att-notification", "unknown-handle")
+        case .indicationOnUnknownHandle: ("att-indication", "unknown-handle")
+        case .serviceChangedMalformed: ("service-changed", "malformed")
+        }
+    }
+}
+
+extension LinkError {
+    /// What went wrong, and how.
+    var words: (what: Name, detail: Name) {
+        switch self {
+        case .requestRefused: ("att-request", "refused")
+        case .serviceChangedAbsent: ("service-changed", "absent")
+        case .serviceChangedSubscribeFailed: ("service-changed", "subscribe-failed")
+        case .gattDiscoveryFailed: ("gatt-discovery", "failed")
+        case .ancsDiscoveryNotSecured: ("ancs-discovery", "not-secured")
+        case .ancsDiscoveryFailed: ("ancs-discovery", "failed")
+        case .noNotificationSource: ("ancs-discovery", "no-notification-source")
+        case .subscribeFailed(.dataSource): ("data-source", "subscribe-failed")
+        case .subscribeFailed(.notificationSource): ("notification-source", "subscribe-failed")
+        case .transactionTimeout: ("att", "transaction-timeout")
+        }
+    }
+}

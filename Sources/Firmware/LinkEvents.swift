@@ -1,0 +1,125 @@
+// What the phone link reports and asks for, as values: its state, its
+// events, its requests to the platform, and the typed reasons inside them.
+// Reasons and results are enums so the policy can switch over them
+// exhaustively; they become text only in the events stream and the log
+// (App's Reporter). docs/architecture.md has the flow.
+
+import ANCS
+import ATT
+import Bounded
+
+/// Where the link is in its bring-up.
+public enum LinkState: Equatable, Sendable {
+    case disconnected
+    case exchangingMTU
+    case discoveringGATT
+    case subscribingServiceChanged
+    case discoveringANCS
+    case ancsAbsent
+    case subscribingDataSource
+    case subscribingNotificationSource
+    /// The phone refused a subscription until the user allows notification
+    /// sharing; the write is tried again at a backoff.
+    case waitingForPermission
+    case live
+    case resubscribing
+}
+
+/// Why a session or the link ended.
+public enum EndReason: Equatable, Sendable {
+    /// The platform saw the link go, in its words (`peer-closed`, an HCI
+    /// disconnection reason, a socket error).
+    case platform(Name)
+    /// An ATT request went unanswered for the transaction timeout.
+    case attTimeout
+    /// The bearer refused a bring-up request (its queue full): nothing would
+    /// time out, so the link is ended.
+    case attRefused
+    /// ANCS discovery was refused for want of security and the raise gave up.
+    case notSecured
+    /// The phone refused a subscription (other than for permission).
+    case subscribeFailed
+    // The session ends, the link stays up:
+    /// A Service Changed indication covered the ANCS handles.
+    case serviceChanged
+    /// The link became encrypted while ANCS was absent: discovered again.
+    case encrypted
+    /// The keep-alive probe was not answered as ANCS answers.
+    case keepAlive
+    /// Notification Source was silent for `resubscribeQuietMs`.
+    case notificationSourceSilent
+
+    /// The link itself stays up (only the session ended).
+    public var linkStaysUp: Bool {
+        switch self {
+        case .serviceChanged, .encrypted, .keepAlive, .notificationSourceSilent: true
+        default: false
+        }
+    }
+}
+
+/// Something from the phone that was turned away (counted).
+public enum LinkDrop: Equatable, Sendable {
+    /// An ATT PDU the bearer could not take.
+    case attPDU(ATTBearer.DropReason)
+    case notificationSource(NotificationSourceError)
+    /// A Notification Source value while no session is active.
+    case notificationSourceOutsideSession
+    case dataSource(DataSourceReassembler.DropReason)
+    case notificationOnUnknownHandle
+    case indicationOnUnknownHandle
+    case serviceChangedMalformed
+}
+
+/// Which of the phone's characteristics a subscription was for.
+public enum SubscribedSource: Equatable, Sendable {
+    case dataSource
+    case notificationSource
+}
+
+/// Something on the link went wrong (reported; what follows is in the
+/// events around it).
+public enum LinkError: Equatable, Sendable {
+    /// The bearer refused a request (its queue full).
+    case requestRefused
+    /// The phone has no Service Changed characteristic (or no GATT service).
+    case serviceChangedAbsent
+    case serviceChangedSubscribeFailed
+    case gattDiscoveryFailed
+    /// ANCS discovery was refused for want of security.
+    case ancsDiscoveryNotSecured
+    case ancsDiscoveryFailed
+    /// ANCS was found without a usable Notification Source.
+    case noNotificationSource
+    case subscribeFailed(SubscribedSource)
+    case transactionTimeout
+}
+
+public enum LinkEvent: Equatable, Sendable {
+    case connected
+    /// The link became encrypted (paired or bonded).
+    case secured
+    case mtu(Int)
+    /// ANCS and its characteristics were found.
+    case discovered
+    case ancsAbsent
+    /// Notification Source is subscribed: the session is live.
+    case subscribed
+    /// The phone refused a subscription (0x03/0x08: the user has not
+    /// allowed notification sharing yet); tried again in `retryInMs`.
+    case permissionWaiting(retryInMs: Int64)
+    case ended(reason: EndReason)
+    case notification(TableChange)
+    case command(CommandResult)
+    case drop(LinkDrop)
+    case error(LinkError)
+}
+
+/// What the link asks of the platform. At most one of each kind is ever
+/// waiting (see `PhoneLink.nextAction`), so none can be lost to a full queue.
+public enum LinkAction: Equatable, Sendable {
+    /// Ask the kernel to raise the link's security (SMP pairing or
+    /// encryption with a stored key); report with `securityChanged`.
+    case raiseSecurity(attempt: Int)
+    case disconnect(reason: EndReason)
+}
