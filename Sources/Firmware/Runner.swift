@@ -11,6 +11,7 @@
 // (`bondsNotSaved`); shutdown tries once more whatever the back-off says.
 
 import Bounded
+import Mgmt
 import Platform
 
 public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyable {
@@ -39,7 +40,9 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
         pdu = ByteBuffer(capacity: 517)
         out = ByteBuffer(capacity: 517)
         mgmt = ByteBuffer(capacity: 1024)
-        bondFile = ByteBuffer(capacity: 4096)
+        // Room for the largest file the bond store can make, so a save never
+        // fails for want of buffer.
+        bondFile = ByteBuffer(capacity: BondStore.maxSerializedByteCount)
     }
 
     /// Starts what runs without inputs (the controller's set-up).

@@ -150,6 +150,13 @@ public struct WearableCore: ~Copyable {
     }
 
     /// A notification whose alert lasts until it is removed.
+    /// A value per output, for every output a board may have
+    /// (`BoardConfig.maxOutputs`, checked at `init`).
+    typealias PerOutput<T> = InlineArray<8, T>
+    /// A value per defined category (reserved ones count as Other),
+    /// checked at `init`.
+    typealias PerCategory<T> = InlineArray<12, T>
+
     struct Sustained {
         var uid: UInt32
         var sequence: UInt64
@@ -158,7 +165,7 @@ public struct WearableCore: ~Copyable {
         /// small on purpose: `refreshSustained` scans every entry for every
         /// output after each call event, and an `OutputPattern?` per output
         /// made each entry ~200 bytes to copy.
-        var patterns: InlineArray<8, Int16>
+        var patterns: PerOutput<Int16>
         /// Carried over from a session that ended on a live link, waiting
         /// for the new session's replay to confirm the call.
         var carried = false
@@ -186,7 +193,7 @@ public struct WearableCore: ~Copyable {
     public private(set) var controller: Controller
     private var pending: FixedArray<PendingAlert>
     private var sustained: FixedArray<Sustained>
-    private var sustainedNow: InlineArray<8, SustainedChoice?> = InlineArray(repeating: nil)
+    private var sustainedNow: PerOutput<SustainedChoice?> = InlineArray(repeating: nil)
     private var sustainSequence: UInt64 = 0
     public private(set) var counters = WearableCounters()
     private var controllerEventsDroppedSeen: UInt64 = 0
@@ -199,7 +206,7 @@ public struct WearableCore: ~Copyable {
     /// ...and as the platform was last told: a difference is a line change
     /// still to apply, so none can be lost to a full queue.
     private var applied: FixedArray<Bool>
-    private var categoryCounts: InlineArray<12, UInt8>
+    private var categoryCounts: PerCategory<UInt8>
     private var unreadShown = false
     private var permissionShown = false
     /// A link was encrypted before (the bond, when there is no controller).
@@ -210,6 +217,10 @@ public struct WearableCore: ~Copyable {
     private let steadyOn: Pattern
 
     public init(config: WearableConfig, bonds: consuming BondStore = BondStore()) {
+        // The fixed tables' sizes against what a board and the protocol allow.
+        precondition(BoardConfig.maxOutputs <= PerOutput<Int16>.count, "per-output tables are smaller than a board may be")
+        precondition(config.board.outputs.count <= BoardConfig.maxOutputs, "a board with more outputs than BoardConfig allows")
+        precondition(CategoryID.knownCount <= PerCategory<UInt8>.count, "a category without a count slot")
         board = config.board
         policy = config.policy
         ruleWaitMs = config.ruleWaitMs
@@ -486,7 +497,7 @@ public struct WearableCore: ~Copyable {
         if carriedUntil != nil, sustained.firstIndex(where: { $0.carried }) == nil { carriedUntil = nil }
         var entry = Sustained(uid: uid, sequence: sustainSequence, priority: priority, patterns: InlineArray(repeating: -1))
         sustainSequence &+= 1
-        for choice in choices where choice.output < 8 && choice.output < board.outputs.count && choice.pattern < policy.patterns.count {
+        for choice in choices where choice.output < board.outputs.count && choice.pattern < policy.patterns.count {
             if silent && motorMask & (1 << UInt64(choice.output)) != 0 { continue }
             entry.patterns[choice.output] = Int16(choice.pattern)
         }
@@ -496,7 +507,7 @@ public struct WearableCore: ~Copyable {
     }
 
     private mutating func refreshSustained(now: Instant) {
-        for output in 0..<min(8, board.outputs.count) {
+        for output in 0..<board.outputs.count {
             var best = -1
             for i in 0..<sustained.count where sustained[i].patterns[output] >= 0 {
                 if best >= 0, (sustained[best].priority, sustained[best].sequence) > (sustained[i].priority, sustained[i].sequence) { continue }
@@ -619,7 +630,7 @@ public struct WearableCore: ~Copyable {
     private mutating func updateUnread(now: Instant) {
         guard let unread = policy.unread else { return }
         var any = false
-        for c in 0..<12 where unread.categories & (1 << UInt16(c)) != 0 && categoryCounts[c] > 0 { any = true }
+        for c in 0..<PerCategory<UInt8>.count where unread.categories & (1 << UInt16(c)) != 0 && categoryCounts[c] > 0 { any = true }
         guard any != unreadShown else { return }
         unreadShown = any
         if any {
@@ -794,7 +805,7 @@ public struct WearableCore: ~Copyable {
     /// sustained pattern is playing.
     public func isAlerting(uid: UInt32, output: Int) -> Bool {
         if player.holds(owner: .notification(uid), output: output) { return true }
-        guard output < 8, let i = sustained.firstIndex(where: { $0.uid == uid }), sustained[i].patterns[output] >= 0 else { return false }
+        guard output < board.outputs.count, let i = sustained.firstIndex(where: { $0.uid == uid }), sustained[i].patterns[output] >= 0 else { return false }
         return player.holds(owner: .lasting(output: output), output: output)
     }
 }

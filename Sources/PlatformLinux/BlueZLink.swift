@@ -70,6 +70,8 @@ public enum SecurityWait {
 }
 
 public struct BlueZLink: ~Copyable, LinkBackend {
+    /// The connected socket and the listener.
+    public static var maxDescriptors: Int { 2 }
     private var listener: Int32
     private var socket: PacketSocket
     private var lostReason: Name? = nil

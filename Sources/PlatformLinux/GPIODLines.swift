@@ -34,6 +34,8 @@ import CLinux
 import Platform
 
 public struct GPIODLines: ~Copyable, LineBackend {
+    /// One event descriptor per button.
+    public static var maxDescriptors: Int { BoardConfig.maxButtons }
     /// The kernel keeps 16 events per line request; one read takes them all.
     public static let eventsPerRead = 16
     /// Events older than this when read are taken as happening now.

@@ -45,6 +45,8 @@ import Config
 import Platform
 
 public struct GPIODLines: ~Copyable, LineBackend {
+    /// One event descriptor per button.
+    public static var maxDescriptors: Int { BoardConfig.maxButtons }
     /// One read takes up to this many edges (the kernel keeps 16 per line).
     public static let eventsPerRead = 16
     /// Events older than this when read are taken as happening now.

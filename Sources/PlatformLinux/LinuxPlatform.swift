@@ -29,6 +29,9 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
         link: consuming Link, lines: consuming Lines, handleSignals: Bool, tracePath: String? = nil,
         mgmt: consuming MgmtSocket = .none, bondsPath: String? = nil
     ) throws(SystemError) {
+        // The poll table holds every descriptor the parts can add: the
+        // link's, the lines', the management socket and the signal fd.
+        precondition(Link.maxDescriptors + Lines.maxDescriptors + 2 <= PollSet.capacity, "the poll table is too small for these backends")
         self.link = link
         self.lines = lines
         signals = handleSignals ? try Signals() : nil

@@ -9,6 +9,8 @@ import CLinux
 import Platform
 
 public protocol LineBackend: ~Copyable {
+    /// The most descriptors `addDescriptors` adds (its share of `PollSet`).
+    static var maxDescriptors: Int { get }
     mutating func addDescriptors(to set: inout PollSet)
     mutating func nextInput(now: Instant, ready: borrowing PollSet) -> InputEvent?
     /// When a scheduled input is due (nil: none).
@@ -19,6 +21,8 @@ public protocol LineBackend: ~Copyable {
 }
 
 public struct SimLines: ~Copyable, LineBackend {
+    /// The console.
+    public static var maxDescriptors: Int { 1 }
     public static let maxPressMs: Int64 = 60_000
 
     struct Release {

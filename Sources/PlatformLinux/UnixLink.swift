@@ -11,6 +11,8 @@ import CLinux
 import Platform
 
 public protocol LinkBackend: ~Copyable {
+    /// The most descriptors `addDescriptors` adds (its share of `PollSet`).
+    static var maxDescriptors: Int { get }
     mutating func addDescriptors(to set: inout PollSet)
     mutating func nextInput(into pdu: inout ByteBuffer, ready: borrowing PollSet) -> LinkInput
     mutating func send(_ pdu: borrowing ByteBuffer)
@@ -23,6 +25,8 @@ public protocol LinkBackend: ~Copyable {
 }
 
 public struct UnixLink: ~Copyable, LinkBackend {
+    /// The connected socket and the listener.
+    public static var maxDescriptors: Int { 2 }
     public static let maxPacketBytes = PacketSocket.maxPacketBytes
     private var listener: Int32 = -1
     private var socket: PacketSocket

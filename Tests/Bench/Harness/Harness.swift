@@ -33,6 +33,7 @@ public enum Clock {
 /// injected button edges when they are due (through `deadline`, as
 /// `SimLines` does for a console press).
 public struct TimedLines: ~Copyable, LineBackend {
+    public static var maxDescriptors: Int { SimLines.maxDescriptors }
     struct Edge {
         var button: Int
         var pressed: Bool
@@ -93,6 +94,7 @@ public struct TimedLines: ~Copyable, LineBackend {
 
 /// The UNIX link, recording when each PDU was written to the socket.
 public struct TimedLink: ~Copyable, LinkBackend {
+    public static var maxDescriptors: Int { UnixLink.maxDescriptors }
     public var inner: UnixLink
     /// After the last `send` returned.
     public private(set) var lastSendNs: Int64 = 0
