@@ -125,13 +125,53 @@ public struct PhoneLinkCounters: Equatable, Sendable {
 }
 
 public struct PhoneLink: ~Copyable {
-    enum Tag: UInt8 {
-        case mtu = 1, gattDiscovery, serviceChangedCCCD, ancsDiscovery, dataSourceCCCD, notificationSourceCCCD,
-            controlPoint, notificationSourceOff, notificationSourceCycle
+    /// A step of bring-up; each has one request outstanding.
+    enum BringUpStep: Equatable {
+        case exchangingMTU
+        case discoveringGATT
+        case subscribingServiceChanged
+        case discoveringANCS
+        case subscribingDataSource
+        case subscribingNotificationSource
+    }
+
+    /// The procedure under way, with its data. ATT allows one request at a
+    /// time, so the one outstanding belongs to the phase and a response is
+    /// dispatched by it; a response to a request made before a restart
+    /// carries an older generation in its tag and is ignored.
+    enum Phase: Equatable {
+        case disconnected
+        case bringUp(BringUpStep)
+        /// No ANCS (or no usable Notification Source): waits for Service
+        /// Changed or for encryption.
+        case ancsAbsent
+        /// A subscription refused for want of the user's permission; the
+        /// write for `retry` goes again at `at` (nil: it is under way).
+        case waitingForPermission(retry: SubscribedSource, at: Instant?)
+        /// Subscribed; Control Point commands go out.
+        case live
+        /// Writing the subscription again on the live link.
+        case resubscribing(Resubscription)
     }
 
     public let config: PhoneLinkConfig
-    public private(set) var state = LinkState.disconnected
+    private var phase = Phase.disconnected
+    /// Where the link is, for observers (tests, figures).
+    public var state: LinkState {
+        switch phase {
+        case .disconnected: .disconnected
+        case .bringUp(.exchangingMTU): .exchangingMTU
+        case .bringUp(.discoveringGATT): .discoveringGATT
+        case .bringUp(.subscribingServiceChanged): .subscribingServiceChanged
+        case .bringUp(.discoveringANCS): .discoveringANCS
+        case .bringUp(.subscribingDataSource): .subscribingDataSource
+        case .bringUp(.subscribingNotificationSource): .subscribingNotificationSource
+        case .ancsAbsent: .ancsAbsent
+        case .waitingForPermission: .waitingForPermission
+        case .live: .live
+        case .resubscribing: .resubscribing
+        }
+    }
     public private(set) var bearer: ATTBearer
     public private(set) var session: Session
     public private(set) var counters = PhoneLinkCounters()
@@ -172,9 +212,6 @@ public struct PhoneLink: ~Copyable {
     }
     private var raise = Raise.none
     public var isRaisingSecurity: Bool { raise == .outstanding }
-    /// The refused subscription write to try again, and when.
-    private var permissionRetryTag = Tag.dataSourceCCCD
-    private var permissionRetryAt: Instant? = nil
     private var permissionBackoff: Backoff
 
     public init(config: PhoneLinkConfig) {
@@ -238,17 +275,17 @@ public struct PhoneLink: ~Copyable {
         serviceChangedHandle = 0
         clearANCSHandles()
         emit(.connected)
-        state = .exchangingMTU
+        phase = .bringUp(.exchangingMTU)
         PDUWriter.exchangeMTURequest(&scratch, clientMTU: UInt16(config.bearer.maxMTU))
-        submit(.mtu, now: now)
+        submit(now: now)
     }
 
     public mutating func linkDown(reason: EndReason) {
-        guard state != .disconnected else { return }
+        guard phase != .disconnected else { return }
         session.end()
         bearer.reset()
         longWrite.reset()
-        state = .disconnected
+        phase = .disconnected
         generation &+= 1
         clearSecurityAndRetries()
         emit(.ended(reason: reason))
@@ -256,13 +293,12 @@ public struct PhoneLink: ~Copyable {
 
     private mutating func clearSecurityAndRetries() {
         raise = .none
-        permissionRetryAt = nil
         permissionBackoff.reset()
     }
 
     /// The platform learned after `linkUp` that the phone is bonded.
     public mutating func peerBonded(now: Instant) {
-        guard state != .disconnected else { return }
+        guard phase != .disconnected else { return }
         isBonded = true
     }
 
@@ -277,7 +313,7 @@ public struct PhoneLink: ~Copyable {
         if let inbound = bearer.securityChanged(encrypted: encrypted, now: now) {
             process(inbound, pdu: Span<UInt8>(), now: now)
         }
-        if becameEncrypted, state == .ancsAbsent {
+        if becameEncrypted, phase == .ancsAbsent {
             // Some iPhones show ANCS only on an encrypted link.
             counters.rediscoveriesAfterEncryption &+= 1
             restartANCS(reason: .encrypted, now: now)
@@ -323,11 +359,9 @@ public struct PhoneLink: ~Copyable {
         controlPointHandle = 0
     }
 
-    private func tag(_ t: Tag) -> UInt16 { UInt16(t.rawValue) | UInt16(generation) << 8 }
-
-    /// Submits the request in `scratch`.
-    private mutating func submit(_ t: Tag, now: Instant) {
-        if case .refused = bearer.submitRequest(copyOf: scratch, tag: tag(t), now: now) {
+    /// Submits the request in `scratch`, tagged with the generation.
+    private mutating func submit(now: Instant) {
+        if case .refused = bearer.submitRequest(copyOf: scratch, tag: UInt16(generation) << 8, now: now) {
             // Nothing is outstanding for this step, so nothing would ever
             // time out and bring-up would stall: end the link instead (the
             // phone reconnects and starts over).
@@ -359,11 +393,11 @@ public struct PhoneLink: ~Copyable {
         case .securityRequired(_, let attempt):
             requestSecurity(attempt: attempt, now: now)
         case .response(let response, let rawTag):
-            guard UInt8(truncatingIfNeeded: rawTag >> 8) == generation, let t = Tag(rawValue: UInt8(truncatingIfNeeded: rawTag)) else {
+            guard UInt8(truncatingIfNeeded: rawTag >> 8) == generation else {
                 counters.staleResponses &+= 1
                 return
             }
-            self.response(response, tag: t, pdu: pdu, now: now)
+            self.response(response, pdu: pdu, now: now)
         case .dropped(let reason):
             switch reason {
             case .malformed, .unexpectedResponse, .unexpectedConfirmation: emit(.drop(.attPDU(reason)))
@@ -405,8 +439,8 @@ public struct PhoneLink: ~Copyable {
         }
         let ancsKnown = ancsDiscovery.serviceStart != 0
         let covers = !ancsKnown || range.overlaps(start: ancsDiscovery.serviceStart, end: ancsDiscovery.serviceEnd)
-        switch state {
-        case .disconnected, .exchangingMTU, .discoveringGATT, .subscribingServiceChanged:
+        switch phase {
+        case .disconnected, .bringUp(.exchangingMTU), .bringUp(.discoveringGATT), .bringUp(.subscribingServiceChanged):
             return  // ANCS discovery has not started; it will see the new database.
         default:
             guard covers else { return }
@@ -415,7 +449,7 @@ public struct PhoneLink: ~Copyable {
     }
 
     private mutating func restartANCS(reason: EndReason, now: Instant) {
-        if session.isActive || state == .live { emit(.ended(reason: reason)) }
+        if session.isActive || phase == .live { emit(.ended(reason: reason)) }
         endSession()
         generation &+= 1
         startANCSDiscovery(now: now)
@@ -423,22 +457,25 @@ public struct PhoneLink: ~Copyable {
 
     // MARK: Bring-up
 
-    private mutating func response(_ response: ATTPDU, tag: Tag, pdu: Span<UInt8>, now: Instant) {
-        switch tag {
-        case .mtu:
+    private mutating func response(_ response: ATTPDU, pdu: Span<UInt8>, now: Instant) {
+        switch phase {
+        case .disconnected, .ancsAbsent, .waitingForPermission:
+            // Nothing of this generation is outstanding in these phases.
+            counters.staleResponses &+= 1
+        case .bringUp(.exchangingMTU):
             if case .exchangeMTUResponse = response { emit(.mtu(bearer.mtu)) }
-            state = .discoveringGATT
+            phase = .bringUp(.discoveringGATT)
             gattDiscovery.restart()
             continueDiscovery(gatt: true, now: now)
-        case .gattDiscovery:
+        case .bringUp(.discoveringGATT):
             switch gattDiscovery.handle(response, in: pdu) {
             case .continuing:
                 continueDiscovery(gatt: true, now: now)
             case .done:
                 if let sc = gattDiscovery.characteristic(.uuid16(GATTUUID.serviceChanged)), sc.cccdHandle != 0 {
                     serviceChangedHandle = sc.valueHandle
-                    state = .subscribingServiceChanged
-                    writeCCCD(sc.cccdHandle, CCCDValue.indications, tag: .serviceChangedCCCD, now: now)
+                    phase = .bringUp(.subscribingServiceChanged)
+                    writeCCCD(sc.cccdHandle, CCCDValue.indications, now: now)
                 } else {
                     emit(.error(.serviceChangedAbsent))
                     startANCSDiscovery(now: now)
@@ -450,23 +487,23 @@ public struct PhoneLink: ~Copyable {
                 emit(.error(.gattDiscoveryFailed))
                 startANCSDiscovery(now: now)
             }
-        case .serviceChangedCCCD:
+        case .bringUp(.subscribingServiceChanged):
             if case .errorResponse = response { emit(.error(.serviceChangedSubscribeFailed)) }
             startANCSDiscovery(now: now)
-        case .ancsDiscovery:
+        case .bringUp(.discoveringANCS):
             switch ancsDiscovery.handle(response, in: pdu) {
             case .continuing:
                 continueDiscovery(gatt: false, now: now)
             case .done:
                 ancsDiscovered(now: now)
             case .serviceNotFound:
-                state = .ancsAbsent
+                phase = .ancsAbsent
                 emit(.ancsAbsent)
                 // Some iPhones show ANCS only once the link is encrypted:
                 // ask, and `securityChanged` discovers again.
                 if !isEncrypted { requestSecurity(attempt: 1, now: now) }
             case .failed(let reason):
-                state = .ancsAbsent
+                phase = .ancsAbsent
                 if case .attError(_, let code) = reason, ATTErrorCode.isSecurity(code) {
                     emit(.error(.ancsDiscoveryNotSecured))
                     act(.disconnect(reason: .notSecured))
@@ -474,28 +511,29 @@ public struct PhoneLink: ~Copyable {
                     emit(.error(.ancsDiscoveryFailed))
                 }
             }
-        case .dataSourceCCCD:
+        case .bringUp(.subscribingDataSource):
             guard case .writeResponse = response else {
-                return subscribeFailed(.dataSource, response, tag: tag, now: now)
+                return subscribeFailed(.dataSource, response, now: now)
             }
             subscribeNotificationSource(now: now)
-        case .notificationSourceCCCD:
+        case .bringUp(.subscribingNotificationSource):
             guard case .writeResponse = response else {
                 endSession()
-                return subscribeFailed(.notificationSource, response, tag: tag, now: now)
+                return subscribeFailed(.notificationSource, response, now: now)
             }
-            state = .live
+            phase = .live
             lastNotificationSourceAt = now
             lastNotificationSourceTrafficAt = now
             permissionBackoff.reset()
             emit(.subscribed)
-        case .notificationSourceOff:
-            // Data Source again too: a phone that forgot one subscription
-            // may have forgotten both.
+        case .resubscribing(.probeFailed):
+            // Notification Source is off; Data Source again too: a phone
+            // that forgot one subscription may have forgotten both.
             subscribeDataSource(now: now)
-        case .notificationSourceCycle:
+        case .resubscribing(.silence):
             subscribeNotificationSource(now: now)
-        case .controlPoint:
+        case .live:
+            // The Control Point write (or a step of its long write).
             let result: CommandResult?
             if longWrite.isActive {
                 switch longWrite.handle(response, in: pdu) {
@@ -532,29 +570,26 @@ public struct PhoneLink: ~Copyable {
         return result
     }
 
-    private mutating func subscribeFailed(_ what: SubscribedSource, _ response: ATTPDU, tag: Tag, now: Instant) {
+    private mutating func subscribeFailed(_ what: SubscribedSource, _ response: ATTPDU, now: Instant) {
         if case .errorResponse(_, _, let code) = response,
             code == ATTErrorCode.writeNotPermitted || code == ATTErrorCode.insufficientAuthorization
         {
             // Sharing not allowed (yet): keep the link, try again later.
             counters.permissionRefusals &+= 1
             let retryMs = permissionBackoff.fail()
-            permissionRetryTag = tag
-            permissionRetryAt = now.advanced(byMs: retryMs)
-            state = .waitingForPermission
+            phase = .waitingForPermission(retry: what, at: now.advanced(byMs: retryMs))
             emit(.permissionWaiting(retryInMs: retryMs))
             return
         }
-        state = .ancsAbsent
+        phase = .ancsAbsent
         emit(.error(.subscribeFailed(what)))
         act(.disconnect(reason: .subscribeFailed))
     }
 
-    private mutating func retrySubscription(now: Instant) {
-        if permissionRetryTag == .dataSourceCCCD {
-            subscribeDataSource(now: now)
-        } else {
-            subscribeNotificationSource(now: now)
+    private mutating func retrySubscription(_ source: SubscribedSource, now: Instant) {
+        switch source {
+        case .dataSource: subscribeDataSource(now: now)
+        case .notificationSource: subscribeNotificationSource(now: now)
         }
     }
 
@@ -562,11 +597,11 @@ public struct PhoneLink: ~Copyable {
         let wrote = gatt
             ? gattDiscovery.nextRequest(into: &scratch, mtu: bearer.mtu)
             : ancsDiscovery.nextRequest(into: &scratch, mtu: bearer.mtu)
-        if wrote { submit(gatt ? .gattDiscovery : .ancsDiscovery, now: now) }
+        if wrote { submit(now: now) }
     }
 
     private mutating func startANCSDiscovery(now: Instant) {
-        state = .discoveringANCS
+        phase = .bringUp(.discoveringANCS)
         clearANCSHandles()
         ancsDiscovery.restart()
         continueDiscovery(gatt: false, now: now)
@@ -574,7 +609,7 @@ public struct PhoneLink: ~Copyable {
 
     private mutating func ancsDiscovered(now: Instant) {
         guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)), ns.cccdHandle != 0 else {
-            state = .ancsAbsent
+            phase = .ancsAbsent
             emit(.error(.noNotificationSource))
             emit(.ancsAbsent)
             return
@@ -589,8 +624,8 @@ public struct PhoneLink: ~Copyable {
     private mutating func subscribeDataSource(now: Instant) {
         if let ds = ancsDiscovery.characteristic(.uuid128(ANCSUUID.dataSource)), ds.cccdHandle != 0 {
             dataSourceHandle = ds.valueHandle
-            state = .subscribingDataSource
-            writeCCCD(ds.cccdHandle, CCCDValue.notifications, tag: .dataSourceCCCD, now: now)
+            phase = .bringUp(.subscribingDataSource)
+            writeCCCD(ds.cccdHandle, CCCDValue.notifications, now: now)
         } else {
             subscribeNotificationSource(now: now)
         }
@@ -598,13 +633,13 @@ public struct PhoneLink: ~Copyable {
 
     private mutating func subscribeNotificationSource(now: Instant) {
         guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)) else { return }
-        state = .subscribingNotificationSource
+        phase = .bringUp(.subscribingNotificationSource)
         endSession()
         session.begin()
-        writeCCCD(ns.cccdHandle, CCCDValue.notifications, tag: .notificationSourceCCCD, now: now)
+        writeCCCD(ns.cccdHandle, CCCDValue.notifications, now: now)
     }
 
-    private mutating func writeCCCD(_ handle: UInt16, _ value: UInt16, tag: Tag, now: Instant) {
+    private mutating func writeCCCD(_ handle: UInt16, _ value: UInt16, now: Instant) {
         var bytes = InlineBytes<2>()
         bytes.append(UInt8(truncatingIfNeeded: value))
         bytes.append(UInt8(truncatingIfNeeded: value >> 8))
@@ -613,7 +648,7 @@ public struct PhoneLink: ~Copyable {
         } catch {
             preconditionFailure("a CCCD write always fits the minimum MTU")
         }
-        submit(tag, now: now)
+        submit(now: now)
     }
 
     // MARK: Commands
@@ -642,12 +677,12 @@ public struct PhoneLink: ~Copyable {
 
     /// Queues Perform Notification Action, only if the notification offers it.
     public mutating func performAction(uid: UInt32, _ action: ActionID) -> RequestOutcome {
-        guard state == .live, controlPointHandle != 0 else { return .inactive }
+        guard phase == .live, controlPointHandle != 0 else { return .inactive }
         return session.performAction(uid: uid, action)
     }
 
     /// Why the subscription is written again on a live link.
-    private enum Resubscription {
+    enum Resubscription: Equatable {
         /// The keep-alive probe was not answered as ANCS answers: the phone
         /// may have forgotten both subscriptions.
         case probeFailed
@@ -670,14 +705,14 @@ public struct PhoneLink: ~Copyable {
             emit(.ended(reason: .notificationSourceSilent))
         }
         endSession()
-        state = .resubscribing
-        writeCCCD(ns.cccdHandle, CCCDValue.none, tag: why == .probeFailed ? .notificationSourceOff : .notificationSourceCycle, now: now)
+        phase = .resubscribing(why)
+        writeCCCD(ns.cccdHandle, CCCDValue.none, now: now)
     }
 
     /// Sends queued Control Point commands. Call after reading the events of
     /// an input: a command sent here replaces the last attribute values.
     public mutating func flush(now: Instant) {
-        guard state == .live, controlPointHandle != 0, session.canSend else { return }
+        guard phase == .live, controlPointHandle != 0, session.canSend else { return }
         while let outcome = session.encodeNextCommand(into: &command, maxLength: longWrite.capacityBytes) {
             switch outcome {
             case .send:
@@ -687,7 +722,7 @@ public struct PhoneLink: ~Copyable {
                     } catch {
                         preconditionFailure("checked against MTU - 3")
                     }
-                    submit(.controlPoint, now: now)
+                    submit(now: now)
                 } else {
                     longWrite.start(handle: controlPointHandle, valueOf: command)
                     continueLongWrite(now: now)
@@ -700,19 +735,20 @@ public struct PhoneLink: ~Copyable {
     }
 
     private mutating func continueLongWrite(now: Instant) {
-        if longWrite.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(.controlPoint, now: now) }
+        if longWrite.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now) }
     }
 
     // MARK: Time
 
     public var deadline: Instant? {
         var next = earliest(bearer.deadline, session.deadline)
-        if state == .live, !session.hasCommandInFlight {
+        if phase == .live, !session.hasCommandInFlight {
             next = earliest(next, lastNotificationSourceAt.advanced(byMs: config.keepAliveQuietMs))
             next = earliest(next, lastNotificationSourceTrafficAt.advanced(byMs: config.resubscribeQuietMs))
         }
         if case .due(let at, _) = raise { next = earliest(next, at) }
-        return earliest(next, permissionRetryAt)
+        if case .waitingForPermission(_, let at?) = phase { next = earliest(next, at) }
+        return next
     }
 
     public mutating func advance(now: Instant) {
@@ -731,17 +767,17 @@ public struct PhoneLink: ~Copyable {
         if case .due(let at, let attempt) = raise, now >= at {
             raiseSecurityNow(attempt: attempt)
         }
-        if let due = permissionRetryAt, now >= due {
-            permissionRetryAt = nil
-            if state == .waitingForPermission { retrySubscription(now: now) }
+        if case .waitingForPermission(let retry, let at?) = phase, now >= at {
+            phase = .waitingForPermission(retry: retry, at: nil)
+            retrySubscription(retry, now: now)
         }
         if let result = session.checkTimeout(now: now) { commandFinished(result, now: now) }
-        if state == .live, !session.hasCommandInFlight,
+        if phase == .live, !session.hasCommandInFlight,
             now >= lastNotificationSourceTrafficAt.advanced(byMs: config.resubscribeQuietMs)
         {
             resubscribe(.silence, now: now)
         }
-        if state == .live, !session.hasCommandInFlight,
+        if phase == .live, !session.hasCommandInFlight,
             now >= lastNotificationSourceAt.advanced(byMs: config.keepAliveQuietMs)
         {
             lastNotificationSourceAt = now
