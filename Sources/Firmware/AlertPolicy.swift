@@ -1,0 +1,463 @@
+// The alert policy: what the wearer sees and feels for each notification,
+// and the wearable's own indications, on the pattern player it owns. Fed
+// the link's events by WearableCore (which reports them first); reads the
+// session lent with each call and asks the link for attributes. The rules
+// (docs/config.md for the syntax, docs/architecture.md "Alerts" for the
+// reasons):
+// - Added, not PreExisting: the category's alert plays on its outputs, owned
+//   by the notification's UID. Important swaps in the stronger patterns;
+//   Silent removes every motor output. An incoming call's alert repeats
+//   until the call is Removed (answered, declined or ended on the phone).
+// - Alerts that last until removed (calls) are a state of each output, not
+//   one pattern per notification: every output plays the strongest lasting
+//   pattern of the notifications still present (highest priority, then
+//   newest) under one owner per output.
+// - PreExisting never flashes or buzzes: it only updates the unread
+//   indicator; every Added or Modified until `replayWindowMs` after
+//   Notification Source is subscribed counts as replay too. Incoming calls
+//   are never replay (one in the replay is ringing now).
+// - A session that ends while the link stays up carries the lasting alerts
+//   over until the new session's replay confirms them (same UID, else the
+//   oldest carried), `replayWindowMs` after the new subscription, or
+//   `carriedRingMaxMs` if none comes. A link that goes down stops
+//   everything at once.
+// - Modified re-alerts only when the policy says so; Removed stops the UID's
+//   patterns everywhere.
+// - Rules that need attributes fetch exactly those, lazily; the alert waits
+//   for them up to `ruleWaitMs`, then the category's alert plays. Once an
+//   app identifier is known, the app's display name is asked for once per
+//   session (events stream only).
+// - Unread indicator: an output held on while the CategoryCount of any chosen
+//   category is above zero.
+// - Waiting for permission: the policy's `waiting-permission` feedback plays
+//   until subscribed or the link ends.
+
+import ANCS
+import Bounded
+import Config
+import Feedback
+
+struct AlertPolicy: ~Copyable {
+    enum Priority {
+        static let unread: UInt8 = 1
+        static let pairing: UInt8 = 30
+        static let feedback: UInt8 = 40
+    }
+
+    struct PendingAlert {
+        var uid: UInt32
+        var until: Instant
+    }
+
+    /// A value per output, for every output a board may have
+    /// (`BoardConfig.maxOutputs`, checked at `init`).
+    typealias PerOutput<T> = InlineArray<8, T>
+    /// A value per defined category (reserved ones count as Other),
+    /// checked at `init`.
+    typealias PerCategory<T> = InlineArray<12, T>
+
+    /// A notification whose alert lasts until it is removed.
+    struct Sustained {
+        var uid: UInt32
+        var sequence: UInt64
+        var priority: UInt8
+        /// The pattern index per output; -1: none. Kept small on purpose:
+        /// `refreshSustained` scans every entry for every output after each
+        /// call event, and an `OutputPattern?` per output made each entry
+        /// ~200 bytes to copy.
+        var patterns: PerOutput<Int16>
+        /// Carried over from a session that ended on a live link, waiting
+        /// for the new session's replay to confirm the call.
+        var carried = false
+    }
+
+    /// What drives an output's sustained pattern now.
+    struct SustainedChoice: Equatable {
+        var pattern: Int
+        var priority: UInt8
+    }
+
+    let board: BoardConfig
+    let policy: PolicyConfig
+    let ruleWaitMs: Int64
+    let replayWindowMs: Int64
+    let carriedRingMaxMs: Int64
+    private(set) var player: PatternPlayer
+    private(set) var counters = WearableCounters()
+    /// When carried lasting alerts that nothing confirmed stop.
+    private var carriedUntil: Instant? = nil
+    /// Until when a new notification is taken as replay; nil while the
+    /// session is not subscribed (what arrives then is replay as well).
+    private var replayUntil: Instant? = nil
+    private var pending: FixedArray<PendingAlert>
+    private var sustained: FixedArray<Sustained>
+    private var sustainedNow: PerOutput<SustainedChoice?> = InlineArray(repeating: nil)
+    private var sustainSequence: UInt64 = 0
+    private var categoryCounts: PerCategory<UInt8>
+    private var unreadShown = false
+    private var permissionShown = false
+    private let motorMask: UInt64
+    private let steadyOn: Pattern
+
+    init(config: WearableConfig) {
+        // The fixed tables' sizes against what a board and the protocol allow.
+        precondition(BoardConfig.maxOutputs <= PerOutput<Int16>.count, "per-output tables are smaller than a board may be")
+        precondition(config.board.outputs.count <= BoardConfig.maxOutputs, "a board with more outputs than BoardConfig allows")
+        precondition(CategoryID.knownCount <= PerCategory<UInt8>.count, "a category without a count slot")
+        board = config.board
+        policy = config.policy
+        ruleWaitMs = config.ruleWaitMs
+        replayWindowMs = config.replayWindowMs
+        carriedRingMaxMs = config.carriedRingMaxMs
+        player = PatternPlayer(outputCount: max(1, config.board.outputs.count), patternsPerOutput: 4)
+        pending = FixedArray(capacity: config.pendingAlertCapacity)
+        sustained = FixedArray(capacity: config.link.session.notificationCapacity)
+        categoryCounts = InlineArray(repeating: 0)
+        var mask: UInt64 = 0
+        for (i, spec) in config.board.outputs.enumerated() where spec.kind == .motor { mask |= 1 << UInt64(i) }
+        motorMask = mask
+        steadyOn = try! Pattern([.on(60_000)], repeats: .untilStopped)
+    }
+
+    var deadline: Instant? {
+        var next = player.nextDeadline
+        for i in 0..<pending.count { next = earliest(next, pending[i].until) }
+        return earliest(next, carriedUntil)
+    }
+
+    // MARK: Inputs
+
+    /// One event of the link (already reported). `pairingMode`: the
+    /// controller's, for the pattern a link that goes down gives back.
+    mutating func linkEvent(_ event: LinkEvent, phone: inout PhoneLink, pairingMode: Bool, now: Instant) {
+        switch event {
+        case .notification(let change):
+            switch change {
+            case .added(let record, let evicted):
+                if let evicted { forget(evicted.uid, now: now) }
+                count(record)
+                if !isReplay(record, now: now) { arrive(record, phone: &phone, now: now) }
+            case .modified(let record, _):
+                count(record)
+                if policy.realertOnModified, !isReplay(record, now: now) { arrive(record, phone: &phone, now: now) }
+            case .removed(let record):
+                count(record)
+                forget(record.uid, now: now)
+            case .removedUnknown:
+                break
+            }
+            updateUnread(now: now)
+        case .command(let result):
+            commandFinished(result, phone: &phone, now: now)
+        case .permissionWaiting:
+            if !permissionShown {
+                permissionShown = true
+                feedback(policy.waitingPermission, owner: .permission, priority: Priority.pairing, untilStopped: true, now: now)
+            }
+        case .subscribed:
+            permissionShown = false
+            player.stop(owner: .permission, now: now)
+            replayUntil = now.advanced(byMs: replayWindowMs)
+            if carriedUntil != nil { carriedUntil = now.advanced(byMs: replayWindowMs) }
+        case .ended:
+            permissionShown = false
+            replayUntil = nil
+            pending.removeAll()
+            categoryCounts = InlineArray(repeating: 0)
+            unreadShown = false
+            if phone.state != .disconnected {
+                carryLastingAlerts(now: now)
+                break
+            }
+            player.stopAll()
+            clearSustained()
+            if pairingMode { showPairing(now: now) }
+        default:
+            break
+        }
+    }
+
+    private mutating func commandFinished(_ result: CommandResult, phone: inout PhoneLink, now: Instant) {
+        switch result {
+        case .attributesReceived(let uid):
+            learnAppName(phone: &phone)
+            guard let i = pending.firstIndex(where: { $0.uid == uid }) else { break }
+            pending.remove(at: i)
+            if let record = phone.session.table.record(uid: uid), !applyRules(record, session: phone.session, now: now) { alert(record, now: now) }
+        case .failed(.getNotificationAttributes(let uid, _), _):
+            guard let i = pending.firstIndex(where: { $0.uid == uid }) else { break }
+            pending.remove(at: i)
+            if let record = phone.session.table.record(uid: uid), !applyRules(record, session: phone.session, now: now, attributesKnown: false) {
+                alert(record, now: now)
+            }
+        case .failed(.performNotificationAction(let uid, _), let failure):
+            if case .ancs(.invalidParameter) = failure { forget(uid, now: now) }
+            feedback(policy.actionFailed, now: now)
+        default:
+            break
+        }
+    }
+
+    /// Rule waits that ran out: the alerts play as the rules allow without
+    /// the attributes.
+    mutating func expireRuleWaits(session: borrowing Session, now: Instant) {
+        expirePending(session: session, now: now)
+    }
+
+    /// Carried rings nothing confirmed stop.
+    mutating func expireCarried(now: Instant) {
+        if let until = carriedUntil, now >= until { dropCarried(now: now) }
+    }
+
+    /// A press found nothing to do (counted).
+    mutating func nothingToDo(now: Instant) {
+        counters.nothingToDo &+= 1
+        feedback(policy.nothingToDo, now: now)
+    }
+
+    /// The action queue was full.
+    mutating func actionRefused(now: Instant) { feedback(policy.actionFailed, now: now) }
+
+    /// The pairing pattern, while pairing mode is on.
+    mutating func showPairing(now: Instant) {
+        feedback(policy.pairing, owner: .pairing, priority: Priority.pairing, untilStopped: true, now: now)
+    }
+
+    mutating func stopPairing(now: Instant) { player.stop(owner: .pairing, now: now) }
+
+    /// Each output's level changes due by `now`.
+    mutating func levels(now: Instant, into changes: inout RingBuffer<OutputChange>) {
+        player.advance(now: now, into: &changes)
+    }
+
+    /// Every pattern stopped (shutdown).
+    mutating func allOff() {
+        player.stopAll()
+        clearSustained()
+    }
+
+    /// Whether notification `uid` is alerting on `output`: its own pattern
+    /// is stored there, or it has a lasting alert there and the output's
+    /// sustained pattern is playing.
+    func isAlerting(uid: UInt32, output: Int) -> Bool {
+        if player.holds(owner: .notification(uid), output: output) { return true }
+        guard output < board.outputs.count, let i = sustained.firstIndex(where: { $0.uid == uid }), sustained[i].patterns[output] >= 0 else { return false }
+        return player.holds(owner: .lasting(output: output), output: output)
+    }
+
+    // MARK: Policy
+
+    /// Whether `record` is part of the session-start replay: not a call (a
+    /// call in the replay is ringing now), and flagged PreExisting or
+    /// arriving before the replay window closed (counted in
+    /// `unflaggedReplays`: only the window said so).
+    private mutating func isReplay(_ record: NotificationRecord, now: Instant) -> Bool {
+        if record.isIncomingCall { return false }
+        if record.flags.contains(.preExisting) { return true }
+        if let until = replayUntil, now >= until { return false }
+        counters.unflaggedReplays &+= 1
+        return true
+    }
+
+    private mutating func count(_ record: NotificationRecord) {
+        let c = Int(record.category.effective.rawValue)
+        categoryCounts[c] = record.categoryCount
+    }
+
+    /// A notification that may alert: now, or once the attributes its
+    /// rules need have arrived.
+    private mutating func arrive(_ record: NotificationRecord, phone: inout PhoneLink, now: Instant) {
+        let needed = policy.attributesNeeded(for: record.category)
+        if needed.isEmpty {
+            if !applyRules(record, session: phone.session, now: now) { alert(record, now: now) }
+            return
+        }
+        switch phone.requestAttributes(uid: record.uid, needed) {
+        case .queued, .coalesced:
+            if let i = pending.firstIndex(where: { $0.uid == record.uid }) { pending.remove(at: i) }
+            if pending.append(PendingAlert(uid: record.uid, until: now.advanced(byMs: ruleWaitMs))) { return }
+            counters.pendingAlertsOverflowed &+= 1
+        default:
+            break
+        }
+        alert(record, now: now)
+    }
+
+    private mutating func forget(_ uid: UInt32, now: Instant) {
+        if let i = pending.firstIndex(where: { $0.uid == uid }) { pending.remove(at: i) }
+        player.stop(owner: .notification(uid), now: now)
+        if let i = sustained.firstIndex(where: { $0.uid == uid }) {
+            sustained.remove(at: i)
+            refreshSustained(now: now)
+        }
+    }
+
+    /// Registers `uid`'s lasting alert and lets each output play the
+    /// strongest one.
+    private mutating func sustain(_ uid: UInt32, _ choices: [OutputPattern], priority: UInt8, silent: Bool, now: Instant) {
+        if let i = sustained.firstIndex(where: { $0.uid == uid }) {
+            sustained.remove(at: i)
+        } else if let i = sustained.firstIndex(where: { $0.carried }) {
+            // The replay confirms a carried ring (the phone may number the
+            // new session's UIDs anew): this call takes it over.
+            sustained.remove(at: i)
+        }
+        if carriedUntil != nil, sustained.firstIndex(where: { $0.carried }) == nil { carriedUntil = nil }
+        var entry = Sustained(uid: uid, sequence: sustainSequence, priority: priority, patterns: InlineArray(repeating: -1))
+        sustainSequence &+= 1
+        for choice in choices where choice.output < board.outputs.count && choice.pattern < policy.patterns.count {
+            if silent && motorMask & (1 << UInt64(choice.output)) != 0 { continue }
+            entry.patterns[choice.output] = Int16(choice.pattern)
+        }
+        if sustained.isFull { sustained.remove(at: 0) }
+        sustained.append(entry)
+        refreshSustained(now: now)
+    }
+
+    private mutating func refreshSustained(now: Instant) {
+        for output in 0..<board.outputs.count {
+            var best = -1
+            for i in 0..<sustained.count where sustained[i].patterns[output] >= 0 {
+                if best >= 0, (sustained[best].priority, sustained[best].sequence) > (sustained[i].priority, sustained[i].sequence) { continue }
+                best = i
+            }
+            let choice = best < 0 ? nil : SustainedChoice(pattern: Int(sustained[best].patterns[output]), priority: sustained[best].priority)
+            guard choice != sustainedNow[output] else { continue }
+            sustainedNow[output] = choice
+            if let choice {
+                let outcome = player.play(
+                    policy.patterns[choice.pattern].pattern, output: output, priority: choice.priority, owner: .lasting(output: output),
+                    onPreempt: .resume, now: now)
+                if outcome == .refusedFull { counters.patternsRefused &+= 1 }
+            } else {
+                player.stop(owner: .lasting(output: output), now: now)
+            }
+        }
+    }
+
+    private mutating func clearSustained() {
+        sustained.removeAll()
+        sustainedNow = InlineArray(repeating: nil)
+        carriedUntil = nil
+    }
+
+    /// The session ended on a live link: every pattern of its notifications
+    /// stops but the lasting alerts, which play on until the new session
+    /// confirms or drops them.
+    private mutating func carryLastingAlerts(now: Instant) {
+        player.stop(ownersWhere: { $0.isNotification || $0 == .unread || $0 == .permission }, now: now)
+        guard !sustained.isEmpty else { return }
+        for i in 0..<sustained.count { sustained[i].carried = true }
+        carriedUntil = now.advanced(byMs: carriedRingMaxMs)
+    }
+
+    /// Stops the carried lasting alerts no replayed call took over.
+    private mutating func dropCarried(now: Instant) {
+        carriedUntil = nil
+        var i = 0
+        while i < sustained.count {
+            if sustained[i].carried { sustained.remove(at: i) } else { i += 1 }
+        }
+        refreshSustained(now: now)
+    }
+
+    private mutating func expirePending(session: borrowing Session, now: Instant) {
+        while let i = pending.firstIndex(where: { $0.until <= now }) {
+            let uid = pending.remove(at: i).uid
+            counters.ruleWaitsExpired &+= 1
+            if let record = session.table.record(uid: uid) {
+                if !applyRules(record, session: session, now: now, attributesKnown: false) { alert(record, now: now) }
+            }
+        }
+    }
+
+    private mutating func alert(_ record: NotificationRecord, now: Instant) {
+        let alert = policy.alert(for: record.category)
+        let outputs = record.flags.contains(.important) ? alert.importantOutputs : alert.outputs
+        sound(record, outputs, priority: alert.priority, untilRemoved: alert.untilRemoved, now: now)
+    }
+
+    /// Plays `outputs` for `record`: as its lasting alert when the category
+    /// alerts until removed, else once; Silent leaves out the motors.
+    private mutating func sound(_ record: NotificationRecord, _ outputs: [OutputPattern], priority: UInt8, untilRemoved: Bool, now: Instant) {
+        let silent = record.flags.contains(.silent)
+        if untilRemoved {
+            sustain(record.uid, outputs, priority: priority, silent: silent, now: now)
+            return
+        }
+        for choice in outputs {
+            play(choice, owner: .notification(record.uid), priority: priority, untilRemoved: false, silent: silent, now: now)
+        }
+    }
+
+    private mutating func play(_ choice: OutputPattern, owner: PatternOwner, priority: UInt8, untilRemoved: Bool, silent: Bool, now: Instant) {
+        guard choice.output < board.outputs.count, choice.pattern < policy.patterns.count else { return }
+        if silent && motorMask & (1 << UInt64(choice.output)) != 0 { return }
+        let outcome = player.play(
+            policy.patterns[choice.pattern].pattern, output: choice.output, priority: priority, owner: owner,
+            onPreempt: untilRemoved ? .resume : .end, now: now)
+        if outcome == .refusedFull { counters.patternsRefused &+= 1 }
+    }
+
+    mutating func feedback(
+        _ list: [OutputPattern], owner: PatternOwner = .feedback, priority: UInt8 = Priority.feedback, untilStopped: Bool = false,
+        now: Instant
+    ) {
+        for choice in list {
+            play(choice, owner: owner, priority: priority, untilRemoved: untilStopped, silent: false, now: now)
+        }
+    }
+
+    /// Plays the first matching rule instead of the category's alert;
+    /// false when none matches. `attributesKnown` false: only rules that
+    /// need no attributes can match.
+    private mutating func applyRules(_ record: NotificationRecord, session: borrowing Session, now: Instant, attributesKnown: Bool = true) -> Bool {
+        let category = record.category.effective
+        for rule in policy.rules {
+            if let c = rule.category, c != category { continue }
+            if rule.app != nil || rule.titleContains != nil {
+                guard attributesKnown, session.table.record(uid: record.uid)?.attributesKnown.isEmpty == false else { continue }
+            }
+            if let app = rule.app {
+                let matches = session.attributeValue(.appIdentifier).elementsEqual(utf8Of: app)
+                if !matches { continue }
+            }
+            if let title = rule.titleContains {
+                let matches = session.attributeValue(.title).contains(utf8Of: title)
+                if !matches { continue }
+            }
+            let alert = policy.alert(for: record.category)
+            forget(record.uid, now: now)
+            sound(record, rule.outputs, priority: rule.priority ?? alert.priority, untilRemoved: alert.untilRemoved, now: now)
+            return true
+        }
+        return false
+    }
+
+    private mutating func updateUnread(now: Instant) {
+        guard let unread = policy.unread else { return }
+        var any = false
+        for c in 0..<PerCategory<UInt8>.count where unread.categories & (1 << UInt16(c)) != 0 && categoryCounts[c] > 0 { any = true }
+        guard any != unreadShown else { return }
+        unreadShown = any
+        if any {
+            player.play(steadyOn, output: unread.output, priority: Priority.unread, owner: .unread, onPreempt: .resume, now: now)
+        } else {
+            player.stop(owner: .unread, now: now)
+        }
+    }
+
+    /// Once a notification's app identifier is known (a rule fetched it),
+    /// asks the phone for the app's display name for the events stream: once
+    /// per session (the session caches names), and no alert waits for it.
+    /// At MTU 23 the command can exceed one write (`com.apple.mobilephone`
+    /// makes 24 bytes); the link sends it as a long write.
+    private func learnAppName(phone: inout PhoneLink) {
+        guard phone.session.attributeReceived(.appIdentifier), !phone.session.attributeTruncated(.appIdentifier) else { return }
+        var app = AppIdentifier()
+        app.append(phone.session.attributeValue(.appIdentifier))
+        guard app.count > 0 else { return }
+        _ = phone.requestAppName(app)
+    }
+
+}

@@ -1,0 +1,101 @@
+// What a press means. The gesture recogniser (Feedback.ButtonGestures)
+// turns edges into gestures; this turns each gesture into a route, which
+// WearableCore carries out:
+// - while a pairing request waits for consent, accept grants and reject
+//   refuses (a one-button board: short grants, long refuses);
+// - a long press of both buttons opens pairing mode;
+// - otherwise the policy's action for the button and the press length
+//   (positive or negative Perform Notification Action), if any.
+// A double press has no action; double presses are off, so a short press
+// is reported at its release rather than after the double-press gap.
+// Buttons are known by their role: the chord is accept + reject, and
+// `reject` is the refusing button, both found once here.
+
+import ANCS
+import Bounded
+import Config
+import Feedback
+
+struct ButtonRouter: ~Copyable {
+    enum Route: Equatable {
+        case consent(granted: Bool)
+        case action(ActionID)
+        case pairingMode
+        case nothing
+    }
+
+    /// A gesture as the events report it, and what it means.
+    struct Press: Equatable {
+        /// The button; -1 for both (the chord).
+        var index: Int
+        var gesture: GestureKind
+        var route: Route
+    }
+
+    private var gestures: ButtonGestures
+    /// Gestures recognised, waiting for `next` (a few per input at most).
+    private var recognised: RingBuffer<GestureEvent>
+    private let buttonCount: Int
+    private let rejectButton: Int?
+    private let shortPress: [ButtonAction]
+    private let longPress: [ButtonAction]
+
+    init(board: BoardConfig, policy: PolicyConfig) {
+        var config = board.gestures
+        if let a = board.buttonIndex(named: "accept"), let r = board.buttonIndex(named: "reject") {
+            config.chord = ButtonChord(a, r)
+        }
+        buttonCount = board.buttons.count
+        gestures = ButtonGestures(buttonCount: max(1, buttonCount), config: config)
+        for b in 0..<buttonCount { gestures.setDoublePress(enabled: false, button: b) }
+        recognised = RingBuffer(capacity: 8, policy: .refuseNewest)
+        rejectButton = board.buttonIndex(named: "reject")
+        shortPress = policy.shortPress
+        longPress = policy.longPress
+    }
+
+    var deadline: Instant? { gestures.nextDeadline }
+
+    /// An edge from the line backend; one for a button the board does not
+    /// have is ignored.
+    mutating func edge(button: Int, pressed: Bool, at: Instant) {
+        guard button >= 0, button < buttonCount else { return }
+        gestures.edge(button: button, pressed: pressed, at: at, into: &recognised)
+    }
+
+    mutating func advance(now: Instant) {
+        gestures.advance(now: now, into: &recognised)
+    }
+
+    /// The next recognised gesture and its route, given whether a pairing
+    /// request waits for consent now (asked per gesture: the one before may
+    /// have answered it).
+    mutating func next(awaitingConsent: Bool) -> Press? {
+        guard let event = recognised.popFirst() else { return nil }
+        switch event.gesture {
+        case .short(let b):
+            return Press(index: b, gesture: .short, route: awaitingConsent ? .consent(granted: grants(button: b, long: false)) : route(shortPress, b))
+        case .long(let b):
+            return Press(index: b, gesture: .long, route: awaitingConsent ? .consent(granted: grants(button: b, long: true)) : route(longPress, b))
+        case .double(let b):
+            return Press(index: b, gesture: .double, route: .nothing)
+        case .chordLong:
+            return Press(index: -1, gesture: .chordLong, route: .pairingMode)
+        }
+    }
+
+    private func route(_ actions: [ButtonAction], _ button: Int) -> Route {
+        switch button < actions.count ? actions[button] : .none {
+        case .positive: .action(.positive)
+        case .negative: .action(.negative)
+        case .none: .nothing
+        }
+    }
+
+    /// Accept grants, reject refuses; on a one-button board short grants
+    /// and long refuses.
+    private func grants(button: Int, long: Bool) -> Bool {
+        if buttonCount == 1 { return !long }
+        return button != rejectButton && !long
+    }
+}
