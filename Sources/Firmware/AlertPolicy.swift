@@ -159,13 +159,13 @@ struct AlertPolicy: ~Copyable {
             player.stop(owner: .permission, now: now)
             replayUntil = now.advanced(byMs: replayWindowMs)
             if carriedUntil != nil { carriedUntil = now.advanced(byMs: replayWindowMs) }
-        case .ended:
+        case .ended(let reason):
             permissionShown = false
             replayUntil = nil
             pending.removeAll()
             categoryCounts = InlineArray(repeating: 0)
             unreadShown = false
-            if phone.state != .disconnected {
+            if reason.linkStaysUp {
                 carryLastingAlerts(now: now)
                 break
             }

@@ -146,7 +146,8 @@ public struct PhoneLink: ~Copyable {
         /// Changed or for encryption.
         case ancsAbsent
         /// A subscription refused for want of the user's permission; the
-        /// write for `retry` goes again at `at` (nil: it is under way).
+        /// write for `retry` goes again at `at` (nil: it was due and could
+        /// not be written, so nothing is timed until Service Changed).
         case waitingForPermission(retry: SubscribedSource, at: Instant?)
         /// Subscribed; Control Point commands go out.
         case live
@@ -533,7 +534,9 @@ public struct PhoneLink: ~Copyable {
         case .resubscribing(.silence):
             subscribeNotificationSource(now: now)
         case .live:
-            // The Control Point write (or a step of its long write).
+            // The Control Point write (or a step of its long write): the
+            // only request made while live (resubscribing and restarts
+            // leave this phase first, and a restart bumps the generation).
             let result: CommandResult?
             if longWrite.isActive {
                 switch longWrite.handle(response, in: pdu) {
