@@ -169,7 +169,7 @@ public enum RunCommand {
                 return ExitCode.setup
             }
             return serve(
-                link: link, options: options, config: config, fallbackBoard: fallbackBoard, events: events, mgmt: .none, bondsPath: nil,
+                link: .unix(link), options: options, config: config, fallbackBoard: fallbackBoard, events: events, mgmt: .none, bondsPath: nil,
                 bonds: BondStore())
         case .bluez(let index):
             config.controller.index = index
@@ -190,21 +190,21 @@ public enum RunCommand {
                 return ExitCode.setup
             }
             return serve(
-                link: link, options: options, config: config, fallbackBoard: fallbackBoard, events: events, mgmt: mgmt,
+                link: .bluez(link), options: options, config: config, fallbackBoard: fallbackBoard, events: events, mgmt: mgmt,
                 bondsPath: bondsPath, bonds: bonds)
         }
     }
 
     /// Picks the line backend and runs the daemon on `link`.
-    static func serve<L: LinkBackend & ~Copyable>(
-        link: consuming L, options: Options, config: WearableConfig, fallbackBoard: Bool, events: consuming OutputFile?,
+    static func serve(
+        link: consuming EitherLink, options: Options, config: WearableConfig, fallbackBoard: Bool, events: consuming OutputFile?,
         mgmt: consuming MgmtSocket, bondsPath: String?, bonds: consuming BondStore
     ) -> Int32 {
         let board = config.board
         if options.simulatedGPIO {
             let lines = SimLines(outputs: board.outputs.map { $0.name }, buttons: board.buttons.map { $0.name }, consoleFD: 0)
             return Daemon.serve(
-                link: link, lines: lines, config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
+                link: link, lines: .simulated(lines), config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
                 bonds: bonds)
         }
         var config = config
@@ -230,7 +230,7 @@ public enum RunCommand {
             }
         }
         return Daemon.serve(
-            link: link, lines: lines, config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
+            link: link, lines: .gpiod(lines), config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
             bonds: bonds)
     }
 }
@@ -373,14 +373,15 @@ enum ConfigFiles {
     }
 }
 
-/// The loop of the daemon, specialised for each link and line backend.
+/// The loop of the daemon: one copy, whichever backends were picked
+/// (EitherLink, EitherLines).
 enum Daemon {
-    static func serve<L: LinkBackend & ~Copyable, G: LineBackend & ~Copyable>(
-        link: consuming L, lines: consuming G, config: WearableConfig, events: consuming OutputFile?, trace: String?,
+    static func serve(
+        link: consuming EitherLink, lines: consuming EitherLines, config: WearableConfig, events: consuming OutputFile?, trace: String?,
         mgmt: consuming MgmtSocket, bondsPath: String?, bonds: consuming BondStore
     ) -> Int32 {
         let hasController = config.controller.enabled
-        let platform: LinuxPlatform<L, G>
+        let platform: LinuxPlatform<EitherLink, EitherLines>
         do {
             platform = try LinuxPlatform(link: link, lines: lines, handleSignals: true, tracePath: trace, mgmt: mgmt, bondsPath: bondsPath)
         } catch {
