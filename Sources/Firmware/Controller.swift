@@ -22,7 +22,7 @@
 // the state file atomically. Bonded phones re-encrypt with the stored key:
 // no request, no press.
 //
-// Stale bonds (issue 10): after "Forget This Device" the iPhone no longer
+// Stale bonds: after "Forget This Device" the iPhone no longer
 // has our keys, but we still hold its bond, so encrypting with it fails and
 // the phone asks to pair afresh. A pairing request (or an authentication
 // failure) from a phone we hold a bond for is reported as `staleBond`. In

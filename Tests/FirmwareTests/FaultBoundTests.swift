@@ -1,4 +1,4 @@
-// Faults found by reading the code (issue 14, part 8), each bounded now:
+// Faults found by reading the code, each bounded now:
 // unsaved bonds are never reported saved and are written again; a broken
 // management socket cannot spin the loop; a request the bearer refuses
 // during bring-up cannot stall the link.

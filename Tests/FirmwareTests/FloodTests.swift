@@ -1,4 +1,4 @@
-// Flood (issue 8): 10,000 Notification Source events per second for 10 s
+// Flood: 10,000 Notification Source events per second for 10 s
 // through the real loop (LinuxPlatform over a socketpair; the phone on its
 // own thread, flow-controlled like a Bluetooth link). Every event is seen or
 // counted, the loop allocates nothing, the notification table stays bounded

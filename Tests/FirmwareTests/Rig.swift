@@ -47,7 +47,7 @@ func testConfig(policy: PolicyConfig = defaultPolicy) -> WearableConfig {
     var config = WearableConfig(board: simBoard, policy: policy)
     config.controller.enabled = false
     // These tests post new notifications right after subscribing; the
-    // replay window (issue 10) has its own tests in PhoneSimTests/QuirkTests.
+    // replay window has its own tests in PhoneSimTests/QuirkTests.
     config.replayWindowMs = 0
     return config
 }

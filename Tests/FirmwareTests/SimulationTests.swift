@@ -7,7 +7,7 @@
 // ATT and ANCS errors (0x05, 0x0E, 0xA0–0xA3) or silence on the Control
 // Point, Service Changed, hang-ups and reconnections; the wearer presses
 // buttons with contact bounce; the clock jumps. After every step the
-// invariants of issue 8 are checked; a failure names its seed, and
+// invariants are checked; a failure names its seed, and
 // WRISTLINK_SIM_SEED=<seed> replays exactly that run.
 
 import ANCS

@@ -1,4 +1,4 @@
-// Real-iPhone quirks (issue 10): each scenario in board/scenarios played by
+// Real-iPhone quirks: each scenario in board/scenarios played by
 // the simulated phone against the wearable's PhoneLink, in memory, on a
 // virtual clock (the loopback of Support.swift starts at 1 000 ms).
 

@@ -1,4 +1,4 @@
-// The figures of `make bench` (issue 8). Each prints one line: the figure,
+// The figures of `make bench`. Each prints one line: the figure,
 // then how it was measured. Methods in detail: docs/performance.md.
 
 import ANCS

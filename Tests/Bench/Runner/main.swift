@@ -1,4 +1,4 @@
-// wristlink-bench: the figures of `make bench` (issue 8), printed one line
+// wristlink-bench: the figures of `make bench`, printed one line
 // each with its method, and written to .build/bench.json. Asserts nothing
 // about time. `--cost KIND` runs one deterministic CPU-cost workload (the
 // main run starts it under callgrind; see Costs.swift).
