@@ -15,6 +15,12 @@
 // traffic from the wearable (the kernel holds its socket until encryption
 // is on), so PDUs arriving then wait in a small queue and are processed,
 // in order, when pairing completes.
+//
+// Two parts are kept apart: Control Point writes go to the Control Point
+// server (ControlPointServer.swift), which answers them and queues Data
+// Source responses for the pump; the scenario runner (ScenarioRunner.swift)
+// queues the lines and keeps the waits, and after every input the phone
+// carries out the commands it hands over (`apply`).
 
 import ANCS
 import ATT
@@ -23,7 +29,7 @@ import GATT
 
 public struct PhoneCore: ~Copyable {
     /// Scenario steps started per call before yielding (`deadline` is then now).
-    public static let maxStepsPerCall = 64
+    public static let maxStepsPerCall = ScenarioRunner.maxStepsPerCall
 
     enum Security: Equatable {
         case open
@@ -32,24 +38,6 @@ public struct PhoneCore: ~Copyable {
         /// Pairing, or (`reencrypt`) encrypting with the bond's key.
         case pairing(until: Instant, reencrypt: Bool)
         case secured
-    }
-
-    enum Wait: Equatable {
-        case sleep(until: Instant)
-        case subscribed(until: Instant)
-        case action(uid: UInt32, until: Instant)
-    }
-
-    struct ActiveStep {
-        var wait: Wait
-        var line: Int
-        var command: Name
-    }
-
-    enum StepStart {
-        case done
-        case failed(reason: Name)
-        case waiting(Wait)
     }
 
     struct Subscriptions: Equatable {
@@ -61,7 +49,6 @@ public struct PhoneCore: ~Copyable {
     public let config: PhoneConfig
     public private(set) var bearer: ATTBearer
     public private(set) var database: PhoneDatabase
-    public private(set) var counters = PhoneCounters()
     public private(set) var isConnected = false
     /// Paired once with this wearable: later connections encrypt at once.
     public private(set) var isBonded = false
@@ -70,8 +57,7 @@ public struct PhoneCore: ~Copyable {
     private var apps: AppTable
     private var browser = PeerBrowser()
     private var browseReported = false
-    private var events: RingBuffer<PhoneEvent>
-    private var actions: RingBuffer<PhoneAction>
+    private var outputs: PhoneOutputs
     private var notificationQueue: RingBuffer<NotificationSourceEvent>
     private var replayActive = false
     private var replayCount = 0
@@ -83,20 +69,9 @@ public struct PhoneCore: ~Copyable {
     private var indications: RingBuffer<ServiceChangedRange>
     private var indicationSentAt: Instant? = nil
     private var held: PacketQueue
-    private var prepared: PrepareWriteQueue
     private var scratch: ByteBuffer
-    private var response: ByteBuffer
-    private var forcedErrorCode: UInt8 = 0
-    private var forcedErrorsLeft = 0
-    /// `lose-response`: fetches still to acknowledge without a response.
-    private var responsesToLose = 0
-    /// UIDs whose action was performed, for `wait-action`.
-    private var performed: RingBuffer<UInt32>
-    private var program: ScenarioProgram
-    private var activeStep: ActiveStep? = nil
-    private var scriptRunning = false
-    private var scenarioDue = false
-    private var typedLineCount = 0
+    private var controlPoint: ControlPointServer
+    private var scenario: ScenarioRunner
     private var lastNow = Instant.zero
     /// `share off`: the ATT error ANCS writes get (0: sharing allowed).
     private var shareRefusal: UInt8 = 0
@@ -119,18 +94,14 @@ public struct PhoneCore: ~Copyable {
         database = PhoneDatabase(deviceName: config.deviceName)
         store = NotificationStore(capacity: config.notificationCapacity)
         apps = AppTable(capacity: config.appCapacity)
-        events = RingBuffer(capacity: config.eventCapacity, policy: .refuseNewest)
-        actions = RingBuffer(capacity: config.actionCapacity, policy: .refuseNewest)
+        outputs = PhoneOutputs(eventCapacity: config.eventCapacity, actionCapacity: config.actionCapacity)
         notificationQueue = RingBuffer(capacity: config.notificationQueueCapacity, policy: .refuseNewest)
         dataSource = PacketQueue(capacity: config.dataSourceQueueCapacity, slotBytes: ControlPointServer.maxResponseBytes)
         indications = RingBuffer(capacity: 4, policy: .refuseNewest)
         held = PacketQueue(capacity: config.pairingHoldCapacity, slotBytes: ATTMTU.maximum)
-        precondition(config.prepareQueueCapacityBytes <= ATTValue.maximumBytes, "a prepared value is at most 512 bytes")
-        prepared = PrepareWriteQueue(partCapacity: config.prepareQueueCapacity, byteCapacity: config.prepareQueueCapacityBytes)
         scratch = ByteBuffer(capacity: config.bearer.maxMTU)
-        response = ByteBuffer(capacity: ControlPointServer.maxResponseBytes)
-        performed = RingBuffer(capacity: 16, policy: .dropOldest)
-        program = ScenarioProgram(capacityBytes: config.scriptCapacityBytes, lineCapacity: config.scriptLineCapacity)
+        controlPoint = ControlPointServer(config: config)
+        scenario = ScenarioRunner(config: config)
         if config.preloadAppleApps {
             preload("com.apple.mobilephone", "Phone")
             preload("com.apple.MobileSMS", "Messages")
@@ -154,7 +125,8 @@ public struct PhoneCore: ~Copyable {
     public var ancsPresent: Bool { database.ancsPresent }
     public var notificationCount: Int { store.count }
     /// Nothing queued or waiting in the scenario.
-    public var isScenarioIdle: Bool { program.isEmpty && activeStep == nil }
+    public var isScenarioIdle: Bool { scenario.isIdle }
+    public var counters: PhoneCounters { outputs.counters }
 
     /// Whether the wearable has enabled notifications (indications for
     /// Service Changed) on `characteristic`.
@@ -174,8 +146,8 @@ public struct PhoneCore: ~Copyable {
 
     // MARK: Outputs
 
-    public mutating func nextEvent() -> PhoneEvent? { events.popFirst() }
-    public mutating func nextAction() -> PhoneAction? { actions.popFirst() }
+    public mutating func nextEvent() -> PhoneEvent? { outputs.nextEvent() }
+    public mutating func nextAction() -> PhoneAction? { outputs.nextAction() }
 
     /// Moves the next PDU to send into `out`; false when there is none now.
     public mutating func popOutgoing(into out: inout ByteBuffer) -> Bool {
@@ -184,13 +156,8 @@ public struct PhoneCore: ~Copyable {
         return bearer.popOutgoing(into: &out)
     }
 
-    private mutating func emit(_ event: PhoneEvent) {
-        if case .refused = events.push(event) { counters.eventsDropped &+= 1 }
-    }
-
-    private mutating func act(_ action: PhoneAction) {
-        if case .refused = actions.push(action) { counters.actionsDropped &+= 1 }
-    }
+    private mutating func emit(_ event: PhoneEvent) { outputs.emit(event) }
+    private mutating func act(_ action: PhoneAction) { outputs.act(action) }
 
     // MARK: Link
 
@@ -199,7 +166,7 @@ public struct PhoneCore: ~Copyable {
         if isConnected { takeDown(reason: "reconnected") }
         isConnected = true
         bearer.reset()
-        prepared.removeAll()
+        controlPoint.resetLink()
         database.resetSubscriptions()
         sessionLost = false
         notificationSourceDead = false
@@ -241,7 +208,7 @@ public struct PhoneCore: ~Copyable {
         if isPairing { emit(.dropped(what: "pairing", reason: "link-lost")) }
         security = .open
         bearer.reset()
-        prepared.removeAll()
+        controlPoint.resetLink()
         database.resetSubscriptions()
         endNotificationSession()
         resetDataSource()
@@ -261,13 +228,13 @@ public struct PhoneCore: ~Copyable {
     public mutating func receive(_ pdu: Span<UInt8>, now: Instant) {
         lastNow = now
         if !isConnected {
-            counters.pdusWhileDisconnected &+= 1
+            outputs.counters.pdusWhileDisconnected &+= 1
         } else {
             updateSecurity(now: now)
             if isPairing {
-                counters.pdusHeldDuringPairing &+= 1
+                outputs.counters.pdusHeldDuringPairing &+= 1
                 if pdu.count > held.slotBytes || !held.push(pdu) {
-                    counters.heldPDUsDropped &+= 1
+                    outputs.counters.heldPDUsDropped &+= 1
                     emit(.dropped(what: "att-pdu", reason: "held-during-pairing"))
                 }
             } else {
@@ -294,14 +261,14 @@ public struct PhoneCore: ~Copyable {
         case .response(let response, _):
             browse(response, pdu, now: now)
         case .notification, .indication:
-            counters.peerValuesIgnored &+= 1
+            outputs.counters.peerValuesIgnored &+= 1
         case .securityRequired:
             // The phone is the central: it would encrypt the link and retry.
             _ = bearer.securityChanged(encrypted: true, now: now)
         case .handled:
             break
         case .dropped(let reason):
-            counters.bearerDrops &+= 1
+            outputs.counters.bearerDrops &+= 1
             switch reason {
             case .malformed: emit(.dropped(what: "att-pdu", reason: "malformed"))
             case .unexpectedResponse: emit(.dropped(what: "att-pdu", reason: "unexpected-response"))
@@ -322,7 +289,7 @@ public struct PhoneCore: ~Copyable {
     private mutating func serve(_ request: ATTPDU, _ pdu: Span<UInt8>, now: Instant, isCommand: Bool) {
         if shareRefusal != 0, !isCommand, ancsAllowed, database.ancsPresent, let handle = Self.sharingWriteHandle(request) {
             // The user has not allowed notification sharing (yet).
-            counters.writesRefusedNotShared &+= 1
+            outputs.counters.writesRefusedNotShared &+= 1
             PDUWriter.errorResponse(
                 &scratch, requestOpcode: request.opcode ?? ATTOpcode.writeRequest, handle: handle, code: shareRefusal)
             bearer.respond(copyOf: scratch)
@@ -342,11 +309,38 @@ public struct PhoneCore: ~Copyable {
             if !isCommand { bearer.respond(copyOf: scratch) }
             subscriptionsChanged(from: before)
         case .controlPoint(let value):
-            controlPointWrite(pdu.extracting(value), isCommand: isCommand, requestOpcode: request.opcode ?? ATTOpcode.writeRequest)
+            let session = controlPointSession
+            let outcome = controlPoint.write(
+                pdu.extracting(value), requestOpcode: request.opcode ?? ATTOpcode.writeRequest, isCommand: isCommand, session: session,
+                store: store, apps: apps, dataSource: &dataSource, reply: &scratch, outputs: &outputs)
+            controlPointAnswered(outcome)
         case .controlPointPrepare(let offset, let value):
-            prepareControlPoint(offset: offset, pdu.extracting(value))
+            controlPoint.prepare(offset: offset, pdu.extracting(value), mtu: bearer.mtu, reply: &scratch, outputs: &outputs)
+            bearer.respond(copyOf: scratch)
         case .executeWrite(let flags):
-            executeWrite(flags: flags)
+            let session = controlPointSession
+            let outcome = controlPoint.execute(
+                flags: flags, session: session, store: store, apps: apps, dataSource: &dataSource, reply: &scratch, outputs: &outputs)
+            controlPointAnswered(outcome)
+        }
+    }
+
+    private var controlPointSession: ControlPointServer.Session {
+        ControlPointServer.Session(exists: !sessionLost, dataSourceSubscribed: isSubscribed(.dataSource))
+    }
+
+    /// Sends the Control Point server's reply (in `scratch`); a performed
+    /// action removes its notification, announced as Removed.
+    private mutating func controlPointAnswered(_ outcome: ControlPointServer.Outcome) {
+        switch outcome {
+        case .unanswered:
+            break
+        case .answered:
+            bearer.respond(copyOf: scratch)
+        case .performed(let uid):
+            bearer.respond(copyOf: scratch)
+            scenario.actionPerformed(uid: uid)
+            if let removed = store.remove(uid: uid) { announceRemoved(removed) }
         }
     }
 
@@ -411,7 +405,7 @@ public struct PhoneCore: ~Copyable {
         lastNow = now
         guard isConnected else { return }
         updateSecurity(now: now)
-        counters.securityRequests &+= 1
+        outputs.counters.securityRequests &+= 1
         switch security {
         case .open:
             startPairing(now: now)
@@ -419,7 +413,7 @@ public struct PhoneCore: ~Copyable {
             // Asked well before the phone meant to encrypt: it encrypts now.
             security = .pairing(until: now.advanced(byMs: config.pairingDelayMs), reencrypt: true)
         case .encryptPending, .pairing(_, reencrypt: true):
-            counters.securityCollisions &+= 1
+            outputs.counters.securityCollisions &+= 1
             emit(.dropped(what: "security-request", reason: "collision"))
         case .pairing, .secured:
             break
@@ -471,119 +465,6 @@ public struct PhoneCore: ~Copyable {
         }
     }
 
-    // MARK: Control Point
-
-    /// Queues one part of a long write to the Control Point and echoes it.
-    private mutating func prepareControlPoint(offset: UInt16, _ value: Span<UInt8>) {
-        let handle = PhoneDatabase.controlPointValue
-        guard prepared.push(handle: handle, offset: offset, value: value) else {
-            return answerControlPoint(
-                errorCode: ATTErrorCode.prepareQueueFull, reason: "prepare-queue-full", requestOpcode: ATTOpcode.prepareWriteRequest)
-        }
-        do {
-            try PDUWriter.prepareWriteResponse(&scratch, handle: handle, offset: offset, value: value, mtu: bearer.mtu)
-        } catch {
-            preconditionFailure("the echo is as long as the request")
-        }
-        bearer.respond(copyOf: scratch)
-        emit(.writePrepared(offset: Int(offset), byteCount: value.count))
-    }
-
-    /// Execute Write: the queued parts joined are one Control Point write
-    /// (answered with Execute Write Response or an error to 0x18), or dropped.
-    private mutating func executeWrite(flags: UInt8) {
-        let byteCount = prepared.byteCount
-        let write = flags == ExecuteWriteFlags.write
-        emit(.writeExecuted(write: write, byteCount: byteCount))
-        guard write, !prepared.isEmpty else {
-            prepared.removeAll()
-            PDUWriter.executeWriteResponse(&scratch)
-            bearer.respond(copyOf: scratch)
-            return
-        }
-        // A local copy: the write mutates self, which owns the queue.
-        var value = InlineBytes<512>()
-        if let refusal = prepared.execute(handle: PhoneDatabase.controlPointValue, into: &value) {
-            let reason: Name =
-                switch refusal.code {
-                case ATTErrorCode.invalidOffset: "invalid-offset"
-                case ATTErrorCode.invalidAttributeValueLength: "invalid-length"
-                default: "write-not-permitted"
-                }
-            PDUWriter.errorResponse(&scratch, requestOpcode: ATTOpcode.executeWriteRequest, handle: refusal.handle, code: refusal.code)
-            bearer.respond(copyOf: scratch)
-            emit(.errorAnswered(handle: refusal.handle, code: refusal.code, reason: reason))
-            return
-        }
-        controlPointWrite(value.span, isCommand: false, requestOpcode: ATTOpcode.executeWriteRequest)
-    }
-
-    /// One Control Point command from a Write Request (0x12), a Write
-    /// Command (0x52) or an executed long write (0x18): answered with that
-    /// request's response or an Error Response naming it.
-    private mutating func controlPointWrite(_ value: Span<UInt8>, isCommand: Bool, requestOpcode: UInt8) {
-        emit(.controlPointWrite(ControlPointBytes(value)))
-        guard !isCommand else {
-            // The Control Point has no write-without-response property.
-            counters.controlPointCommandsIgnored &+= 1
-            emit(.dropped(what: "control-point", reason: "write-command"))
-            return
-        }
-        if forcedErrorsLeft > 0 {
-            forcedErrorsLeft -= 1
-            return answerControlPoint(errorCode: forcedErrorCode, reason: "scripted", requestOpcode: requestOpcode)
-        }
-        if sessionLost {
-            // No session for this client: the write is taken, nothing follows.
-            counters.controlPointWritesWithoutSession &+= 1
-            emit(.dropped(what: "control-point", reason: "no-session"))
-            return acknowledgeControlPoint(requestOpcode: requestOpcode)
-        }
-        let answer = ControlPointServer.answer(value, store: store, apps: apps, overlongValues: config.overlongValues, into: &response)
-        switch answer {
-        case .dataSource:
-            guard isSubscribed(.dataSource) else {
-                counters.dataSourceWithoutSubscription &+= 1
-                emit(.dropped(what: "data-source", reason: "not-subscribed"))
-                return acknowledgeControlPoint(requestOpcode: requestOpcode)
-            }
-            guard dataSource.count < dataSource.capacity else {
-                counters.dataSourceQueueFull &+= 1
-                return answerControlPoint(errorCode: 0x11, reason: "data-source-queue-full", requestOpcode: requestOpcode)
-            }
-            acknowledgeControlPoint(requestOpcode: requestOpcode)
-            if responsesToLose > 0 {
-                responsesToLose -= 1
-                counters.responsesLost &+= 1
-                emit(.dropped(what: "data-source", reason: "lost"))
-                return
-            }
-            dataSource.push(copyOf: response)
-        case .perform(let uid, let action):
-            acknowledgeControlPoint(requestOpcode: requestOpcode)
-            emit(.actionPerformed(uid: uid, action: action))
-            performed.push(uid)
-            if let removed = store.remove(uid: uid) { announceRemoved(removed) }
-        case .error(let code, let reason):
-            answerControlPoint(errorCode: code, reason: reason, requestOpcode: requestOpcode)
-        }
-    }
-
-    private mutating func acknowledgeControlPoint(requestOpcode: UInt8) {
-        if requestOpcode == ATTOpcode.executeWriteRequest {
-            PDUWriter.executeWriteResponse(&scratch)
-        } else {
-            PDUWriter.writeResponse(&scratch)
-        }
-        bearer.respond(copyOf: scratch)
-    }
-
-    private mutating func answerControlPoint(errorCode code: UInt8, reason: Name, requestOpcode: UInt8) {
-        PDUWriter.errorResponse(&scratch, requestOpcode: requestOpcode, handle: PhoneDatabase.controlPointValue, code: code)
-        bearer.respond(copyOf: scratch)
-        emit(.errorAnswered(handle: PhoneDatabase.controlPointValue, code: code, reason: reason))
-    }
-
     // MARK: Notifications
 
     private mutating func beginReplay() {
@@ -615,14 +496,14 @@ public struct PhoneCore: ~Copyable {
     private mutating func queueNotificationSource(_ eventID: EventID, _ n: PhoneNotification) {
         guard isSubscribed(.notificationSource) else { return }
         if notificationSourceDead {
-            counters.notificationsWithheld &+= 1
+            outputs.counters.notificationsWithheld &+= 1
             emit(.dropped(what: "notification-source", reason: "ns-dead"))
             return
         }
         let event = NotificationSourceEvent(
             eventID: eventID, flags: n.flags, category: n.category, categoryCount: store.categoryCount(n.category), uid: n.uid)
         if case .refused = notificationQueue.push(event) {
-            counters.notificationQueueFull &+= 1
+            outputs.counters.notificationQueueFull &+= 1
             emit(.dropped(what: "notification-source", reason: "queue-full"))
         }
     }
@@ -645,11 +526,11 @@ public struct PhoneCore: ~Copyable {
     }
 
     private mutating func post(uid: UInt32, _ spec: NotificationSpec, announce: Bool) {
-        performed.removeAll { $0 == uid }
+        scenario.forgetAction(uid: uid)
         switch store.post(uid: uid, category: spec.category, flags: spec.flags, content: spec.content) {
         case .added(let evicted):
             if let evicted {
-                counters.notificationsEvicted &+= 1
+                outputs.counters.notificationsEvicted &+= 1
                 emit(.dropped(what: "notification", reason: "store-full-evicted-oldest"))
                 announceRemoved(evicted)
             }
@@ -677,12 +558,12 @@ public struct PhoneCore: ~Copyable {
         }
         guard changed, isConnected else { return }
         guard isSubscribed(.serviceChanged) else {
-            counters.indicationsNotSubscribed &+= 1
+            outputs.counters.indicationsNotSubscribed &+= 1
             emit(.dropped(what: "service-changed", reason: "not-subscribed"))
             return
         }
         if case .refused = indications.push(ServiceChangedRange(start: PhoneDatabase.ancsService, end: PhoneDatabase.ancsEnd)) {
-            counters.indicationQueueFull &+= 1
+            outputs.counters.indicationQueueFull &+= 1
             emit(.dropped(what: "service-changed", reason: "queue-full"))
         }
     }
@@ -787,7 +668,7 @@ public struct PhoneCore: ~Copyable {
             if case .encryptPending(let at) = security { next = earliest(next, at) }
             if let sentAt = indicationSentAt { next = earliest(next, sentAt.advanced(byMs: config.indicationTimeoutMs)) }
         }
-        return earliest(next, scenarioDeadline)
+        return earliest(next, scenario.deadline(lastNow: lastNow, subscribedAndReplayed: subscribedAndReplayed))
     }
 
     public mutating func advance(now: Instant) {
@@ -797,7 +678,7 @@ public struct PhoneCore: ~Copyable {
             if let timeout = bearer.checkTimeout(now: now) {
                 switch timeout {
                 case .transactionTimedOut:
-                    counters.transactionTimeouts &+= 1
+                    outputs.counters.transactionTimeouts &+= 1
                     emit(.dropped(what: "att", reason: "transaction-timeout"))
                     act(.disconnect(reason: "att-timeout"))
                     takeDown(reason: "att-timeout")
@@ -806,7 +687,7 @@ public struct PhoneCore: ~Copyable {
                 }
             }
             if isConnected, let sentAt = indicationSentAt, now >= sentAt.advanced(byMs: config.indicationTimeoutMs) {
-                counters.indicationTimeouts &+= 1
+                outputs.counters.indicationTimeouts &+= 1
                 emit(.dropped(what: "service-changed", reason: "confirmation-timeout"))
                 act(.disconnect(reason: "indication-timeout"))
                 takeDown(reason: "indication-timeout")
@@ -822,36 +703,7 @@ public struct PhoneCore: ~Copyable {
     /// is bad: the error names it.
     public mutating func load(script: Span<UInt8>, now: Instant) throws(ScenarioError) {
         lastNow = now
-        var lines = 0
-        var bytes = 0
-        var lineNumber = 0
-        var start = 0
-        while start < script.count {
-            var end = start
-            while end < script.count, script[end] != ASCII.newline { end += 1 }
-            lineNumber += 1
-            if try ScenarioParser.parse(script.extracting(start..<end), lineNumber: lineNumber) != nil {
-                lines += 1
-                bytes += end - start
-                guard lines <= program.freeLineCount, bytes <= program.freeByteCount else {
-                    throw ScenarioError(line: lineNumber, column: 1, kind: .scriptTooLong)
-                }
-            }
-            start = end + 1
-        }
-        lineNumber = 0
-        start = 0
-        while start < script.count {
-            var end = start
-            while end < script.count, script[end] != ASCII.newline { end += 1 }
-            lineNumber += 1
-            let line = script.extracting(start..<end)
-            if (try? ScenarioParser.parse(line, lineNumber: lineNumber)) != nil {
-                _ = program.append(line, number: lineNumber)
-            }
-            start = end + 1
-        }
-        scriptRunning = true
+        try scenario.load(script: script)
         runScenario(now: now)
     }
 
@@ -859,11 +711,7 @@ public struct PhoneCore: ~Copyable {
     /// from 1 in their own sequence; they run after what is already queued.
     public mutating func command(_ line: Span<UInt8>, now: Instant) throws(ScenarioError) {
         lastNow = now
-        typedLineCount += 1
-        guard try ScenarioParser.parse(line, lineNumber: typedLineCount) != nil else { return }
-        guard program.append(line, number: typedLineCount) else {
-            throw ScenarioError(line: typedLineCount, column: 1, kind: .scriptTooLong)
-        }
+        guard try scenario.command(line) else { return }
         runScenario(now: now)
     }
 
@@ -873,91 +721,18 @@ public struct PhoneCore: ~Copyable {
         isSubscribed(.notificationSource) && !notificationSourceDead && store.replayPendingCount == 0
     }
 
-    private var scenarioDeadline: Instant? {
-        if scenarioDue { return lastNow }
-        guard let active = activeStep else { return nil }
-        switch active.wait {
-        case .sleep(let until):
-            return until
-        case .subscribed(let until):
-            return subscribedAndReplayed ? lastNow : until
-        case .action(let uid, let until):
-            return performed.firstIndex(where: { $0 == uid }) != nil ? lastNow : until
-        }
-    }
-
+    /// Carries out the commands the runner hands over until it has none for now.
     private mutating func runScenario(now: Instant) {
-        scenarioDue = false
-        var started = 0
-        while true {
-            if let active = activeStep {
-                switch waitOutcome(active.wait, now: now) {
-                case nil:
-                    return
-                case .done?:
-                    activeStep = nil
-                    emit(.stepDone(line: active.line, command: active.command))
-                case .failed(let reason)?:
-                    activeStep = nil
-                    fail(line: active.line, command: active.command, reason: reason)
-                case .waiting?:
-                    return
-                }
-            }
-            if program.isEmpty {
-                if scriptRunning {
-                    scriptRunning = false
-                    emit(.scenarioFinished(ok: true))
-                }
-                return
-            }
-            guard started < Self.maxStepsPerCall else {
-                scenarioDue = true
-                return
-            }
-            started += 1
-            let next: (ScenarioCommand, Int)? =
-                program.withFirst { line, number in
-                    guard let command = try? ScenarioParser.parse(line, lineNumber: number) else { return nil }
-                    return (command, number)
-                } ?? nil
-            program.removeFirst()
-            // Lines are checked when queued, so every queued line parses.
-            guard let (command, line) = next else { continue }
-            switch execute(command, line: line, now: now) {
-            case .done:
-                emit(.stepDone(line: line, command: command.name))
-            case .failed(let reason):
-                fail(line: line, command: command.name, reason: reason)
-            case .waiting(let wait):
-                activeStep = ActiveStep(wait: wait, line: line, command: command.name)
-            }
+        scenario.beginRun()
+        while let step = scenario.nextStep(now: now, subscribedAndReplayed: subscribedAndReplayed, outputs: &outputs) {
+            let result = apply(step.command, line: step.line)
+            scenario.finished(step.command, line: step.line, result, outputs: &outputs)
         }
     }
 
-    private mutating func fail(line: Int, command: Name, reason: Name) {
-        emit(.stepFailed(line: line, command: command, reason: reason))
-        program.removeAll()
-        if scriptRunning {
-            scriptRunning = false
-            emit(.scenarioFinished(ok: false))
-        }
-    }
-
-    private mutating func waitOutcome(_ wait: Wait, now: Instant) -> StepStart? {
-        switch wait {
-        case .sleep(let until):
-            return now >= until ? .done : nil
-        case .subscribed(let until):
-            if subscribedAndReplayed { return .done }
-            return now >= until ? .failed(reason: "timeout") : nil
-        case .action(let uid, let until):
-            if performed.removeAll(where: { $0 == uid }) > 0 { return .done }
-            return now >= until ? .failed(reason: "timeout") : nil
-        }
-    }
-
-    private mutating func execute(_ command: ScenarioCommand, line: Int, now: Instant) -> StepStart {
+    /// What a command does to the phone (the runner keeps the waits and drops
+    /// the queue after `quit`).
+    private mutating func apply(_ command: ScenarioCommand, line: Int) -> ScenarioRunner.StepResult {
         switch command {
         case .existing(let spec):
             reportTruncation(spec.content, line: line)
@@ -974,12 +749,8 @@ public struct PhoneCore: ~Copyable {
             if identifier.wasTruncated { emit(.valueTruncated(line: line, field: "app-id")) }
             if displayName.wasTruncated { emit(.valueTruncated(line: line, field: "display-name")) }
             guard apps.set(identifier, displayName) else { return .failed(reason: "app-table-full") }
-        case .sleep(let ms):
-            return .waiting(.sleep(until: now.advanced(byMs: ms)))
-        case .waitSubscribed(let timeoutMs):
-            return .waiting(.subscribed(until: now.advanced(byMs: timeoutMs ?? config.defaultWaitTimeoutMs)))
-        case .waitAction(let uid, let timeoutMs):
-            return .waiting(.action(uid: uid, until: now.advanced(byMs: timeoutMs ?? config.defaultWaitTimeoutMs)))
+        case .sleep, .waitSubscribed, .waitAction:
+            preconditionFailure("waits are the runner's")
         case .serviceChanged:
             changeANCS(remove: true, add: true)
         case .removeANCS:
@@ -987,8 +758,7 @@ public struct PhoneCore: ~Copyable {
         case .addANCS:
             changeANCS(remove: false, add: true)
         case .error(let code, let count):
-            forcedErrorCode = code
-            forcedErrorsLeft = count
+            controlPoint.forceErrors(code: code, count: count)
         case .mtu(let mtu):
             if mtu > config.bearer.maxMTU { emit(.valueTruncated(line: line, field: "mtu")) }
             bearer.limitMTU(min(mtu, config.bearer.maxMTU))
@@ -1000,7 +770,7 @@ public struct PhoneCore: ~Copyable {
         case .encryptDelay(let ms):
             encryptDelayMs = ms
         case .loseResponses(let count):
-            responsesToLose = count
+            controlPoint.loseResponses(count: count)
         case .notificationSourceDead:
             guard isConnected else { return .failed(reason: "not-connected") }
             notificationSourceDead = true
@@ -1019,7 +789,6 @@ public struct PhoneCore: ~Copyable {
             hangUp(reason: "forget")
         case .quit:
             act(.quit)
-            program.removeAll()
         }
         return .done
     }

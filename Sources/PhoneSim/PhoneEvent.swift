@@ -1,7 +1,9 @@
 // What the simulated phone reports: `PhoneEvent`s for observers (tests, the
 // runner's log), `PhoneAction`s the platform must carry out, and the
 // configuration and counters. Events and actions wait in bounded rings; a
-// full ring refuses the newest and counts it.
+// full ring refuses the newest and counts it. The rings and the counters
+// are one value, `PhoneOutputs`, so that the phone can lend it to its parts
+// (the Control Point server, the scenario runner) while they work.
 
 import ANCS
 import ATT
@@ -151,4 +153,27 @@ public struct PhoneCounters: Equatable, Sendable {
     /// Data Source responses not sent because of `lose-response`.
     public var responsesLost: UInt64 = 0
     public init() {}
+}
+
+/// The phone's outputs: its event and action rings and its counters.
+struct PhoneOutputs: ~Copyable {
+    private var events: RingBuffer<PhoneEvent>
+    private var actions: RingBuffer<PhoneAction>
+    var counters = PhoneCounters()
+
+    init(eventCapacity: Int, actionCapacity: Int) {
+        events = RingBuffer(capacity: eventCapacity, policy: .refuseNewest)
+        actions = RingBuffer(capacity: actionCapacity, policy: .refuseNewest)
+    }
+
+    mutating func emit(_ event: PhoneEvent) {
+        if case .refused = events.push(event) { counters.eventsDropped &+= 1 }
+    }
+
+    mutating func act(_ action: PhoneAction) {
+        if case .refused = actions.push(action) { counters.actionsDropped &+= 1 }
+    }
+
+    mutating func nextEvent() -> PhoneEvent? { events.popFirst() }
+    mutating func nextAction() -> PhoneAction? { actions.popFirst() }
 }

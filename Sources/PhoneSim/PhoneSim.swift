@@ -12,14 +12,15 @@
 // Protocol failures are answered as the spec says and counted; the phone
 // never traps on what the wearable sends.
 //
-//   PhoneCore.swift           the phone: link, security, subscriptions, pump, player
+//   PhoneCore.swift           the phone: link, security, subscriptions, pump, scenario commands
 //   PhoneDatabase.swift       its GATT database and the answer to every request
-//   ControlPointServer.swift  Control Point commands → Data Source responses / errors
+//   ControlPointServer.swift  Control Point writes → Data Source responses / errors
 //   PrepareWriteQueue.swift   long writes: prepared parts until Execute Write
 //   NotificationStore.swift   notifications, category counts, replay marks; app names
 //   PeerBrowser.swift         browsing the wearable's GAP/GATT
 //   Scenario.swift            the scenario's values and errors
 //   ScenarioParser.swift      one line → one command, no allocation
+//   ScenarioRunner.swift      the scenario's order: lines, waits, steps per call
 //   ScenarioProgram.swift     the queue of lines still to run
 //   PhoneEvent.swift          config, events, actions, counters
 //   EventText.swift           events and errors as text lines, for a runner's log

@@ -1,10 +1,11 @@
 // The scenario language's values: one `ScenarioCommand` per line, the
 // notification content it carries, and the typed error a bad line gives.
 // Syntax and semantics are documented in PhoneSim.swift; the parser is
-// ScenarioParser.swift, execution is PhoneCore's scenario player.
+// ScenarioParser.swift; ScenarioRunner.swift runs the lines and PhoneCore
+// carries the commands out.
 //
 // Content is held in fixed inline storage. A value longer than its field is
-// cut (the field's `wasTruncated` says so, and the player reports it as an
+// cut (the field's `wasTruncated` says so, and the phone reports it as an
 // event) rather than refused: a scenario meant to test long values should
 // still run.
 
