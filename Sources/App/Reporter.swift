@@ -208,8 +208,12 @@ public struct Reporter: ~Copyable, EventSink {
             logLine(.debug) { $0.append(text: "ATT MTU "); $0.append(decimal: mtu) }
         case .notification(let change): notification(change, now: now)
         case .command(let result): command(result, ancs: ancs, now: now)
-        case .drop(let drop): self.drop(drop.words.what, drop.words.reason, now: now)
-        case .error(let error): self.error(error.words.what, error.words.detail, now: now)
+        case .drop(let drop):
+            let words = drop.words
+            self.drop(words.what, words.reason, now: now)
+        case .error(let error):
+            let words = error.words
+            self.error(words.what, words.detail, now: now)
         }
     }
 

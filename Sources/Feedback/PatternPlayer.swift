@@ -93,12 +93,10 @@ public struct PatternPlayer: ~Copyable {
             case paused(elapsedMs: Int64)
         }
 
+        /// Its priority, play order and owner are in `ranks` at the same
+        /// index.
         var pattern: Pattern
-        var priority: UInt8
-        var owner: PatternOwner
         var onPreempt: PreemptPolicy
-        /// Play order; decides between equal priorities (newest wins).
-        var sequence: UInt64
         var phase: Phase
 
         /// Elapsed time at `instant`, reduced to what fixes the phase: a
@@ -116,10 +114,11 @@ public struct PatternPlayer: ~Copyable {
         }
     }
 
-    /// What ranks a slot and whose it is, kept beside `slots` so the
-    /// searches (top, weakest, an owner's) read 24 bytes per slot instead of
-    /// copying the slot with its pattern. `sequence` 0: the slot is empty
-    /// (play numbers start at 1).
+    /// What ranks a slot and whose it is, kept beside `slots` (and only
+    /// here) so the searches (top, weakest, an owner's) read 24 bytes per
+    /// slot instead of copying the slot with its pattern. `sequence` is the
+    /// play order, which decides between equal priorities (newest wins); 0:
+    /// the slot is empty (play numbers start at 1).
     struct Rank {
         var priority: UInt8 = 0
         var sequence: UInt64 = 0
@@ -214,24 +213,22 @@ public struct PatternPlayer: ~Copyable {
         settle(output, now: now)
         var changed = false
         for i in slotRange(output) where !ranks[i].isEmpty && ranks[i].owner == owner {
-            put(nil, at: i)
+            clear(at: i)
             changed = true
         }
         sequence &+= 1
-        let newcomer = Slot(
-            pattern: pattern, priority: priority, owner: owner, onPreempt: onPreempt, sequence: sequence,
-            phase: .paused(elapsedMs: 0))
+        let newcomer = Slot(pattern: pattern, onPreempt: onPreempt, phase: .paused(elapsedMs: 0))
         let rank = Rank(priority: priority, sequence: sequence, owner: owner)
         let onTop = topIndex(output).map { rank.outranks(ranks[$0]) } ?? true
         let outcome: PlayOutcome
         if !onTop && onPreempt == .end {
             outcome = .outranked
         } else if let free = slotRange(output).first(where: { ranks[$0].isEmpty }) {
-            put(newcomer, at: free)
+            put(newcomer, rank, at: free)
             outcome = onTop ? .playing : .waiting
             changed = true
         } else if let weakest = weakestIndex(output), rank.outranks(ranks[weakest]) {
-            put(newcomer, at: weakest)
+            put(newcomer, rank, at: weakest)
             counters.evicted &+= 1
             outcome = onTop ? .playing : .waiting
             changed = true
@@ -265,7 +262,7 @@ public struct PatternPlayer: ~Copyable {
             settle(o, now: now)
             var stoppedHere = 0
             for i in slotRange(o) where !ranks[i].isEmpty && predicate(ranks[i].owner) {
-                put(nil, at: i)
+                clear(at: i)
                 stoppedHere += 1
             }
             if stoppedHere > 0 {
@@ -281,7 +278,7 @@ public struct PatternPlayer: ~Copyable {
     /// Forgets every pattern; the next `advance` turns every line that is on
     /// off (shutdown, session end).
     public mutating func stopAll() {
-        for i in 0..<slots.count { put(nil, at: i) }
+        for i in 0..<slots.count { clear(at: i) }
         for o in 0..<outputCount {
             outputs[o].deadline = outputs[o].reported == .on ? latest : nil
         }
@@ -327,10 +324,16 @@ public struct PatternPlayer: ~Copyable {
         output * patternsPerOutput..<(output + 1) * patternsPerOutput
     }
 
-    /// Stores `slot` (nil: empties it) and its rank.
-    private mutating func put(_ slot: Slot?, at i: Int) {
+    /// Stores `slot` and its rank at `i`.
+    private mutating func put(_ slot: Slot, _ rank: Rank, at i: Int) {
         slots[i] = slot
-        ranks[i] = slot.map { Rank(priority: $0.priority, sequence: $0.sequence, owner: $0.owner) } ?? Rank()
+        ranks[i] = rank
+    }
+
+    /// Empties slot `i`.
+    private mutating func clear(at i: Int) {
+        slots[i] = nil
+        ranks[i] = Rank()
     }
 
     private func topIndex(_ output: Int) -> Int? {
@@ -362,7 +365,7 @@ public struct PatternPlayer: ~Copyable {
         for i in slotRange(output) where i != top && !ranks[i].isEmpty {
             guard var slot = slots[i], case .running = slot.phase else { continue }
             if slot.onPreempt == .end {
-                put(nil, at: i)
+                clear(at: i)
             } else {
                 slot.phase = .paused(elapsedMs: slot.elapsedMs(at: instant))
                 slots[i] = slot
@@ -383,7 +386,7 @@ public struct PatternPlayer: ~Copyable {
         {
             let endedAt = startedAt.advanced(byMs: totalMs)
             guard endedAt <= now else { return }
-            put(nil, at: top)
+            clear(at: top)
             reconcile(output, at: endedAt)
         }
     }

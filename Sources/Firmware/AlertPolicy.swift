@@ -198,12 +198,6 @@ struct AlertPolicy: ~Copyable {
         }
     }
 
-    /// Rule waits that ran out: the alerts play as the rules allow without
-    /// the attributes.
-    mutating func expireRuleWaits(session: borrowing Session, now: Instant) {
-        expirePending(session: session, now: now)
-    }
-
     /// Carried rings nothing confirmed stop.
     mutating func expireCarried(now: Instant) {
         if let until = carriedUntil, now >= until { dropCarried(now: now) }
@@ -361,7 +355,9 @@ struct AlertPolicy: ~Copyable {
         refreshSustained(now: now)
     }
 
-    private mutating func expirePending(session: borrowing Session, now: Instant) {
+    /// Rule waits that ran out: the alerts play as the rules allow without
+    /// the attributes.
+    mutating func expireRuleWaits(session: borrowing Session, now: Instant) {
         while let i = pending.firstIndex(where: { $0.until <= now }) {
             let uid = pending.remove(at: i).uid
             counters.ruleWaitsExpired &+= 1
