@@ -7,6 +7,7 @@ import ANCS
 import ATT
 import Bounded
 import Firmware
+import Mgmt
 
 extension GestureKind {
     var text: StaticString {
@@ -93,6 +94,59 @@ extension LinkError {
         case .subscribeFailed(.dataSource): ("data-source", "subscribe-failed")
         case .subscribeFailed(.notificationSource): ("notification-source", "subscribe-failed")
         case .transactionTimeout: ("att", "transaction-timeout")
+        }
+    }
+}
+
+extension PairingModeReason {
+    var name: Name {
+        switch self {
+        case .noBond: "no-bond"
+        case .buttons: "buttons"
+        case .bonded: "bonded"
+        case .timeout: "timeout"
+        }
+    }
+}
+
+extension ConsentReason {
+    var name: Name {
+        switch self {
+        case .automatic: "automatic"
+        case .button: "button"
+        case .rejected: "rejected"
+        case .notPairing: "not-pairing"
+        case .timeout: "timeout"
+        }
+    }
+}
+
+extension BondIgnoredReason {
+    var name: Name {
+        switch self {
+        case .notPersistent: "not-persistent"
+        case .notIdentity: "not-identity-address"
+        case .debugKey: "debug-key"
+        }
+    }
+}
+
+extension ControllerDrop {
+    var name: Name {
+        switch self {
+        case .mgmtEventMalformed: "mgmt-event-malformed"
+        case .mgmtQueueFull: "mgmt-queue-full"
+        case .mgmtEncode: "mgmt-encode"
+        }
+    }
+}
+
+extension SetupFailure {
+    var name: Name {
+        switch self {
+        case .status(let status): Name(status.name)
+        case .malformedReply: "malformed-reply"
+        case .lowEnergyUnsupported: "no-low-energy"
         }
     }
 }

@@ -223,16 +223,17 @@ public struct Reporter: ~Copyable, EventSink {
         case .controllerGone:
             error("controller", "gone", now: now, log: false)
             logLine(.warning) { $0.append(text: "error controller: gone: waiting for the Bluetooth controller (it is probed until it answers)") }
-        case .setupFailed(let step, let status):
-            error("controller-setup", step, now: now)
-            logLine(.error) { $0.append(text: "controller set-up failed at "); $0.append(text: step.text); $0.append(text: ": "); $0.append(text: status.text) }
-        case .pairingMode(let on, let reason): pairing(on ? "on" : "off", reason: reason, now: now)
+        case .setupFailed(let step, let failure):
+            let stepName = Name(step.name), status = failure.name
+            error("controller-setup", stepName, now: now)
+            logLine(.error) { $0.append(text: "controller set-up failed at "); $0.append(text: stepName.text); $0.append(text: ": "); $0.append(text: status.text) }
+        case .pairingMode(let on, let reason): pairing(on ? "on" : "off", reason: reason.name, now: now)
         case .consentRequested: pairing("consent-requested", now: now)
-        case .consent(let granted, let reason): pairing(granted ? "accepted" : "refused", reason: reason, now: now)
+        case .consent(let granted, let reason): pairing(granted ? "accepted" : "refused", reason: reason.name, now: now)
         case .bondStored: pairing("bonded", now: now)
-        case .bondIgnored(let reason): pairing("not-bonded", reason: reason, now: now)
+        case .bondIgnored(let reason): pairing("not-bonded", reason: reason.name, now: now)
         case .refusedUnbonded: pairing("refused-unbonded", now: now)
-        case .pairingFailed(let status): pairing("failed", reason: status, now: now)
+        case .pairingFailed(let status): pairing("failed", reason: Name(status.name), now: now)
         case .staleBond(let replacing):
             pairing("stale-bond", reason: replacing ? "replacing" : "refused", now: now)
             if !replacing {
@@ -255,7 +256,7 @@ public struct Reporter: ~Copyable, EventSink {
             logLine(.info) { $0.append(text: "bonded phone reconnected after "); $0.append(decimal: afterMs); $0.append(text: " ms") }
         case .disconnected(let reason):
             logLine(.info) { $0.append(text: "phone disconnected (HCI reason "); $0.append(decimal: Int(reason)); $0.append(text: ")") }
-        case .dropped(let reason): drop("mgmt", reason, now: now)
+        case .dropped(let drop): self.drop("mgmt", drop.name, now: now)
         }
     }
 

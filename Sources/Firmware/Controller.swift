@@ -60,13 +60,13 @@ public enum ControllerEvent: Equatable, Sendable {
     /// Set-up finished: the wearable is advertising (READY for systemd).
     case advertising
     case controllerGone
-    case setupFailed(step: Name, status: Name)
-    case pairingMode(on: Bool, reason: Name)
+    case setupFailed(step: SetupStep, failure: SetupFailure)
+    case pairingMode(on: Bool, reason: PairingModeReason)
     /// A phone asks to pair: waiting for the wearer's press.
     case consentRequested
-    case consent(granted: Bool, reason: Name)
+    case consent(granted: Bool, reason: ConsentReason)
     case bondStored
-    case bondIgnored(reason: Name)
+    case bondIgnored(reason: BondIgnoredReason)
     /// A phone connected, with the address the kernel names it by: its
     /// identity address once its resolvable private address resolved with
     /// a stored IRK, else the address it connected from.
@@ -75,12 +75,45 @@ public enum ControllerEvent: Equatable, Sendable {
     case reconnected(afterMs: Int64)
     case refusedUnbonded
     case disconnected(reason: UInt8)
-    case pairingFailed(status: Name)
+    case pairingFailed(status: MgmtStatus)
     /// A phone we hold a bond for asks to pair again or failed to encrypt:
     /// it has probably forgotten us. `replacing`: pairing mode is on and the
     /// new pairing will replace the bond; otherwise it was refused.
     case staleBond(replacing: Bool)
-    case dropped(reason: Name)
+    case dropped(ControllerDrop)
+}
+
+/// Why pairing mode opened or closed.
+public enum PairingModeReason: Equatable, Sendable {
+    /// No bond is stored: the wearable is open until one is.
+    case noBond
+    /// The wearer held both buttons.
+    case buttons
+    /// A pairing stored a bond.
+    case bonded
+    /// The pairing window ran out.
+    case timeout
+}
+
+/// How the wearer's answer to a pairing request came about.
+public enum ConsentReason: Equatable, Sendable {
+    /// `autoAcceptPairing` is on.
+    case automatic
+    /// The wearer pressed accept.
+    case button
+    /// The wearer pressed reject.
+    case rejected
+    /// Pairing mode is off: refused without asking.
+    case notPairing
+    /// Nobody answered within the consent window.
+    case timeout
+}
+
+/// A management event or command the controller could not handle.
+public enum ControllerDrop: Equatable, Sendable {
+    case mgmtEventMalformed
+    case mgmtQueueFull
+    case mgmtEncode
 }
 
 public struct Controller: ~Copyable {
@@ -147,7 +180,7 @@ public struct Controller: ~Copyable {
     /// Starts the set-up sequence.
     public mutating func start(now: Instant) {
         guard config.enabled else { return }
-        if bonds.isEmpty { emit(.pairingMode(on: true, reason: "no-bond")) }
+        if bonds.isEmpty { emit(.pairingMode(on: true, reason: .noBond)) }
         pump()
     }
 
@@ -156,13 +189,13 @@ public struct Controller: ~Copyable {
         guard config.enabled else { return }
         let decoded: MgmtEventPacket
         do { decoded = try MgmtEvent.decode(packet) } catch {
-            emit(.dropped(reason: "mgmt-event-malformed"))
+            emit(.dropped(.mgmtEventMalformed))
             return
         }
         let before = setup.status
         let after = setup.handle(decoded, now: now)
         if case .failed(let step, let failure) = after, before != after {
-            emit(.setupFailed(step: Name(step.name), status: Self.name(failure)))
+            emit(.setupFailed(step: step, failure: failure))
         }
         if after == .waitingForController && before != after {
             wasReady = false
@@ -193,7 +226,7 @@ public struct Controller: ~Copyable {
             bondUpdated(bonds.apply(key), wasPairing: wasPairing, now: now)
         case .authenticationFailed(let address, let status):
             if consentFor == address { clearConsent() }
-            emit(.pairingFailed(status: Name(status.name)))
+            emit(.pairingFailed(status: status))
             // Encryption with our stored key failed: the phone has lost it.
             if !isPairingMode, bonds.firstIndex(of: address) != nil { reportStaleBond(replacing: false) }
             // A phone whose new pairing we refused because it forgot us
@@ -236,13 +269,13 @@ public struct Controller: ~Copyable {
                 reportStaleBond(replacing: false)
                 staleBondRefusedFor = address
             }
-            emit(.consent(granted: false, reason: "not-pairing"))
+            emit(.consent(granted: false, reason: .notPairing))
             send(.userConfirmationNegativeReply(address))
             return
         }
         if bonded { reportStaleBond(replacing: true) }
         if config.autoAcceptPairing {
-            emit(.consent(granted: true, reason: "automatic"))
+            emit(.consent(granted: true, reason: .automatic))
             if bonded { dropBond(address) }
             send(.userConfirmationReply(address))
             return
@@ -258,7 +291,7 @@ public struct Controller: ~Copyable {
         guard let address = consentFor else { return }
         let replacing = consentReplacesBond
         clearConsent()
-        emit(.consent(granted: granted, reason: granted ? "button" : "rejected"))
+        emit(.consent(granted: granted, reason: granted ? .button : .rejected))
         if granted && replacing { dropBond(address) }
         send(granted ? .userConfirmationReply(address) : .userConfirmationNegativeReply(address))
     }
@@ -286,13 +319,7 @@ public struct Controller: ~Copyable {
     private mutating func bondUpdated(_ update: BondUpdate, wasPairing: Bool, now: Instant) {
         switch update {
         case .ignored(let reason):
-            let name: Name
-            switch reason {
-            case .notPersistent: name = "not-persistent"
-            case .notIdentity: name = "not-identity-address"
-            case .debugKey: name = "debug-key"
-            }
-            emit(.bondIgnored(reason: name))
+            emit(.bondIgnored(reason: reason))
             return
         case .unchanged:
             return
@@ -305,14 +332,14 @@ public struct Controller: ~Copyable {
         bondsNeedSaving = true
         emit(.bondStored)
         manualPairingUntil = nil
-        if wasPairing && !isPairingMode { emit(.pairingMode(on: false, reason: "bonded")) }
+        if wasPairing && !isPairingMode { emit(.pairingMode(on: false, reason: .bonded)) }
     }
 
     /// A long press of both buttons.
     public mutating func enterPairingMode(now: Instant) {
         guard config.enabled else { return }
         manualPairingUntil = now.advanced(byMs: config.pairingWindowMs)
-        emit(.pairingMode(on: true, reason: "buttons"))
+        emit(.pairingMode(on: true, reason: .buttons))
     }
 
     // MARK: Time
@@ -329,12 +356,12 @@ public struct Controller: ~Copyable {
         if consentFor != nil && now >= consentUntil {
             let address = consentFor!
             clearConsent()
-            emit(.consent(granted: false, reason: "timeout"))
+            emit(.consent(granted: false, reason: .timeout))
             send(.userConfirmationNegativeReply(address))
         }
         if let until = manualPairingUntil, now >= until {
             manualPairingUntil = nil
-            if !bonds.isEmpty { emit(.pairingMode(on: false, reason: "timeout")) }
+            if !bonds.isEmpty { emit(.pairingMode(on: false, reason: .timeout)) }
         }
         setup.poll(now: now)
         pump()
@@ -345,19 +372,19 @@ public struct Controller: ~Copyable {
     private mutating func pump() {
         do {
             while try setup.nextCommand(bonds: bonds, into: &scratch) != nil {
-                if !commands.push(copyOf: scratch) { emit(.dropped(reason: "mgmt-queue-full")) }
+                if !commands.push(copyOf: scratch) { emit(.dropped(.mgmtQueueFull)) }
             }
         } catch {
-            emit(.dropped(reason: "mgmt-encode"))
+            emit(.dropped(.mgmtEncode))
         }
     }
 
     private mutating func send(_ command: MgmtCommand) {
         do {
             try command.encode(index: ControllerIndex(config.index), into: &scratch)
-            if !commands.push(copyOf: scratch) { emit(.dropped(reason: "mgmt-queue-full")) }
+            if !commands.push(copyOf: scratch) { emit(.dropped(.mgmtQueueFull)) }
         } catch {
-            emit(.dropped(reason: "mgmt-encode"))
+            emit(.dropped(.mgmtEncode))
         }
     }
 
@@ -375,12 +402,4 @@ public struct Controller: ~Copyable {
     /// Writes the state file's contents for the platform to save.
     public func serializeBonds(into out: inout ByteBuffer) -> Bool { bonds.serialize(into: &out) }
     public mutating func bondsSaved() { bondsNeedSaving = false }
-
-    static func name(_ failure: SetupFailure) -> Name {
-        switch failure {
-        case .status(let status): Name(status.name)
-        case .malformedReply: "malformed-reply"
-        case .lowEnergyUnsupported: "no-low-energy"
-        }
-    }
 }

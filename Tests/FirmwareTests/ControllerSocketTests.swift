@@ -74,7 +74,7 @@ struct ControllerSocketTests {
         }
         #expect(opcodes == [0x0004, 0x000D, 0x002D, 0x0009, 0x0018, 0x000F, 0x0013, 0x0030, 0x0007, 0x004C, 0x0005, 0x004C, 0x003E])
         #expect(runner.effects.sink.events.contains(.controller(.advertising)))
-        #expect(runner.effects.sink.events.contains(.controller(.pairingMode(on: true, reason: "no-bond"))))
+        #expect(runner.effects.sink.events.contains(.controller(.pairingMode(on: true, reason: .noBond))))
         // Add Advertising: instance 1, connectable + discoverable + TX power;
         // the ANCS UUID in the solicitation list and the shortened name; the
         // complete name in the scan response.

@@ -71,7 +71,7 @@ struct ControllerTests {
     @Test("without a bond the wearable is in pairing mode; a press within the window accepts the pairing")
     func pressAcceptsPairing() {
         var rig = ControllerRig()
-        #expect(rig.events().contains(.pairingMode(on: true, reason: "no-bond")))
+        #expect(rig.events().contains(.pairingMode(on: true, reason: .noBond)))
         rig.feed(deviceConnected)
         rig.feed(confirmationRequest)
         #expect(rig.sent() == [], "nothing is answered before the wearer decides")
@@ -90,7 +90,7 @@ struct ControllerTests {
         #expect(rig.sent() == [])
         rig.wait(ms: 1)
         #expect(rig.sent() == ["1D 00 00 00 07 00 " + phoneAddress])
-        #expect(rig.events().contains(.consent(granted: false, reason: "timeout")))
+        #expect(rig.events().contains(.consent(granted: false, reason: .timeout)))
     }
 
     @Test("a refused pairing: after the kernel's Authentication Failed the phone is disconnected, freeing the link")
@@ -102,7 +102,7 @@ struct ControllerTests {
         #expect(rig.sent() == ["1D 00 00 00 07 00 " + phoneAddress])
         rig.feed(mgmtEvent(0x0011, phoneAddress + " 05"))  // Authentication Failed
         #expect(rig.sent() == ["14 00 00 00 07 00 " + phoneAddress])
-        #expect(rig.events().contains(.pairingFailed(status: "authentication-failed")))
+        #expect(rig.events().contains(.pairingFailed(status: .authenticationFailed)))
     }
 
     @Test("a bonded phone whose encryption failed is left to retry, not disconnected, and reported as a stale bond")
@@ -112,7 +112,7 @@ struct ControllerTests {
         _ = rig.events()
         rig.feed(mgmtEvent(0x0011, phoneAddress + " 05"))
         #expect(rig.sent() == [])
-        #expect(rig.events() == [.pairingFailed(status: "authentication-failed"), .staleBond(replacing: false)])
+        #expect(rig.events() == [.pairingFailed(status: .authenticationFailed), .staleBond(replacing: false)])
     }
 
     @Test("stale bond (Forget This Device): outside pairing mode the phone's new pairing is refused, reported once, the phone disconnected, the bond kept")
@@ -126,8 +126,8 @@ struct ControllerTests {
         rig.feed(mgmtEvent(0x0011, phoneAddress + " 05"))  // the refused pairing fails
         #expect(rig.sent() == ["14 00 00 00 07 00 " + phoneAddress], "the phone is disconnected, freeing the link for pairing mode")
         #expect(rig.events() == [
-            .staleBond(replacing: false), .consent(granted: false, reason: "not-pairing"),
-            .pairingFailed(status: "authentication-failed"),
+            .staleBond(replacing: false), .consent(granted: false, reason: .notPairing),
+            .pairingFailed(status: .authenticationFailed),
         ])
         #expect(rig.controller.bonds.count == 1, "the bond stays until the wearer opens pairing mode")
         #expect(rig.controller.bondsNeedSaving == false)
@@ -204,9 +204,9 @@ struct ControllerTests {
     @Test("the first bond ends the automatic pairing mode, reported once (the pairing pattern stops)")
     func firstBondEndsPairingMode() {
         var rig = ControllerRig()
-        #expect(rig.events() == [.pairingMode(on: true, reason: "no-bond")])
+        #expect(rig.events() == [.pairingMode(on: true, reason: .noBond)])
         rig.feed(newLongTermKey)
-        #expect(rig.events() == [.bondStored, .pairingMode(on: false, reason: "bonded")])
+        #expect(rig.events() == [.bondStored, .pairingMode(on: false, reason: .bonded)])
         // The phone's IRK after its LTK: stored, pairing mode already off.
         rig.feed(mgmtEvent(0x0018, "01 00 00 00 00 00 00 " + phoneAddress + " 00112233445566778899AABBCCDDEEFF"))
         #expect(rig.events() == [.bondStored])
@@ -261,7 +261,7 @@ struct ControllerTests {
         var rig = ControllerRig(bonds: bondFile)
         rig.feed(confirmationRequest)
         #expect(rig.sent() == ["1D 00 00 00 07 00 " + phoneAddress])
-        #expect(rig.events().contains(.consent(granted: false, reason: "not-pairing")))
+        #expect(rig.events().contains(.consent(granted: false, reason: .notPairing)))
     }
 
     @Test("a bonded phone reconnects without a press, and the time it was gone is reported")
@@ -284,18 +284,18 @@ struct ControllerTests {
         #expect(rig.controller.isPairingMode == true)
         rig.wait(ms: 120_000)
         #expect(rig.controller.isPairingMode == false)
-        #expect(rig.events().contains(.pairingMode(on: false, reason: "timeout")))
+        #expect(rig.events().contains(.pairingMode(on: false, reason: .timeout)))
         rig.controller.enterPairingMode(now: rig.now)
         rig.feed(mgmtEvent(0x000A, "01 61 55 44 33 22 C2 02 02 00 10 0000 0000000000000000 00112233445566778899AABBCCDDEEFF"))
         #expect(rig.controller.isPairingMode == false)
-        #expect(rig.events().contains(.pairingMode(on: false, reason: "bonded")))
+        #expect(rig.events().contains(.pairingMode(on: false, reason: .bonded)))
     }
 
     @Test("a malformed management event is dropped and reported, never fatal")
     func malformedEvent() {
         var rig = ControllerRig()
         rig.feed([0x0B, 0x00, 0x00, 0x00, 0x20, 0x00, 0x01])
-        #expect(rig.events().contains(.dropped(reason: "mgmt-event-malformed")))
+        #expect(rig.events().contains(.dropped(.mgmtEventMalformed)))
     }
 
     @Test("started before the controller: one controller-gone, then probes find it even when Index Added is never seen")
@@ -323,7 +323,7 @@ struct ControllerTests {
         var rig = ControllerRig()
         _ = rig.events()
         rig.feed(mgmtEvent(0x0002, "04 00 03"))  // Read Controller Information: Failed
-        #expect(rig.events().contains(.setupFailed(step: "read-controller-information", status: "failed")))
+        #expect(rig.events().contains(.setupFailed(step: .readControllerInformation, failure: .status(.failed))))
         #expect(rig.controller.deadline == rig.now.advanced(byMs: 5_000), "the retry")
         rig.feed(mgmtEvent(0x0005, ""))  // Index Removed
         #expect(rig.events() == [.controllerGone])

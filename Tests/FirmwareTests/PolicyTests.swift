@@ -470,7 +470,7 @@ struct ConsentTests {
         rig.core.input(.edge(button: 1, pressed: true, at: rig.now), now: rig.now, into: &rig.effects)
         rig.advance(ms: 900)
         #expect(rig.core.controller.isPairingMode == true)
-        #expect(rig.events.contains(.controller(.pairingMode(on: true, reason: "buttons"))))
+        #expect(rig.events.contains(.controller(.pairingMode(on: true, reason: .buttons))))
     }
 
     @Test("a phone that forgot the wearable: refused with the fix reported; both buttons held, then accept, pair it again")
