@@ -1,75 +1,20 @@
 // The link to the phone: ATT bearer, our GATT server, discovery of the
 // phone's services, and the ANCS session, as one sans-IO state machine.
-//
-// Bring-up on a new link (docs/ancs.md): exchange MTU; find the Generic Attribute
-// service and subscribe to Service Changed indications (so changes during
-// bring-up are seen); find ANCS and its characteristics and CCCDs; subscribe
-// Data Source, then Notification Source. The session begins when the
-// Notification Source CCCD write is *sent*, because the phone may notify the
-// moment it is written, before its Write Response arrives. ANCS absent is a
-// state (`ancsAbsent`), not an error: a Service Changed indication restarts
-// discovery.
-//
-// Service Changed covering the ANCS handles (or arriving while ANCS is absent)
-// ends the session and rediscovers. Responses to requests made before such a
-// restart are recognised by a generation number carried in the request tag
-// and ignored.
-//
-// Keep-alive (after PebbleOS): when Notification Source has been quiet for
-// `keepAliveQuietMs`, a Get Notification Attributes on a UID that cannot
-// exist is sent; a live phone answers 0xA2. Anything else means the phone
-// dropped our subscription silently, so the session is restarted by
-// subscribing again.
-//
-// Control Point commands longer than one Write Request (MTU − 3 bytes: a Get
-// App Attributes for `com.apple.mobilephone` is 24 bytes, one more than an
-// MTU of 23 allows) go as a long write (`LongWrite`: Prepare Writes, then
-// Execute Write); its failure reaches the session as a failed Write Request
-// would, with the ATT error code. We offer the largest MTU we have, so this
-// only happens when the phone agrees to less.
-// Real-iPhone quirks:
-// - Notification sharing not yet allowed: after pairing iOS asks the user
-//   whether to share notifications; until they agree, the ANCS CCCD writes
-//   fail with Write Not Permitted (0x03) or Insufficient Authorization
-//   (0x08). The link stays up: state `waitingForPermission`, event
-//   `permissionWaiting(retryInMs:)`, and the failed CCCD write is sent again
-//   after 5 s, 10 s, 20 s, 40 s, then every 60 s (`permissionRetry*Ms`)
-//   until it succeeds (`subscribed`) or the link ends. A Control Point write
-//   refused with 0x03/0x08 is reported as that command's failure (an ATT
-//   error) and nothing else: the subscription may still be live. If the
-//   phone withdrew sharing altogether, Notification Source goes quiet, the
-//   keep-alive probe fails, the resubscription is refused and the same
-//   waiting begins.
-// - ANCS missing until the link is encrypted: discovery that finds no ANCS
-//   on an unencrypted link asks for security and, once the link is
-//   encrypted, discovers again. Absent on an encrypted link too: `ancsAbsent`
-//   waits for Service Changed; every change to encrypted discovers once
-//   more (some iPhones show ANCS only on the connection after the first bond,
-//   which is encrypted from the start and discovers normally).
-// - Encryption already under way: a bonded iPhone that reconnects encrypts
-//   the link itself. On a link the platform says is bonded (`linkUp(now:
-//   bonded:)`, or `peerBonded` when it learns later), a request that needs
-//   security waits up to `bondedEncryptionWaitMs` (1.5 s) from the
-//   connection for the phone's encryption before `raiseSecurity` is asked
-//   for. At most one raise is outstanding (until `securityChanged`, or the
-//   bearer gives up waiting): the bearer's retries and discovery's own
-//   request share it.
-// - Silent subscription loss: the keep-alive probe above. A phone that forgot
-//   the subscription acknowledges the probe (or refuses it) instead of
-//   answering 0xA2, and the resubscription writes Notification Source off,
-//   then Data Source and Notification Source on again (the phone may have
-//   forgotten both).
-//
-// - Dead Notification Source: after `resubscribeQuietMs` with no
-//   Notification Source traffic (the probe's answers do not count), its
-//   CCCD is written off and on again on the live link; the phone replays.
+// `Phase` is the procedure under way with its data; the GATT client
+// procedures (discovery, CCCD writes, long writes) share `ClientProcedure`;
+// the security raise and the Notification Source clocks are value types of
+// their own (SecurityRaise.swift, NotificationSourceWatch.swift).
 //
 // Outputs: PDUs in the bearer's outbox, `LinkAction`s for the platform
 // (raise security, disconnect: one slot each, so none is lost) and
-// `LinkEvent`s for the policy and the events stream, in a bounded ring
-// drained after every input (refusals counted). Control Point
-// commands are only encoded in `flush`, after the caller has read the events:
-// a completed attribute response stays readable until then.
+// `LinkEvent`s for the policy, in a bounded ring drained after every input
+// (refusals counted). Control Point commands are encoded only in `flush`.
+//
+// Why each procedure is shaped as it is (bring-up order, Service Changed,
+// the keep-alive, long writes, and the real-iPhone quirks: permission
+// waits, ANCS shown only when encrypted, bonded phones encrypting by
+// themselves, silent subscription loss, a dead Notification Source):
+// docs/architecture.md, "Link procedures".
 
 import ANCS
 import ATT
@@ -193,31 +138,21 @@ public struct PhoneLink: ~Copyable {
     private var command: ByteBuffer
     private var longWrite: LongWrite
     private var generation: UInt8 = 0
-    /// Notification Source traffic or a keep-alive answer: what the probe
-    /// waits for.
-    private var lastNotificationSourceAt = Instant.zero
-    /// Notification Source traffic only (or the subscription): what the
-    /// resubscription waits for.
-    private var lastNotificationSourceTrafficAt = Instant.zero
+    private var watch: NotificationSourceWatch
+    /// The CCCD write of the subscription step under way.
+    private var cccd = CCCDWrite(handle: 0, value: 0)
     /// The link is to a bonded phone (it is expected to encrypt by itself).
     public private(set) var isBonded = false
     private var linkUpAt = Instant.zero
-    /// At most one security raise at a time.
-    private enum Raise: Equatable {
-        case none
-        /// Deferred on a bonded link: asked for at `at` unless the link is
-        /// encrypted first.
-        case due(at: Instant, attempt: Int)
-        /// `raiseSecurity` was asked for and `securityChanged` has not answered.
-        case outstanding
-    }
-    private var raise = Raise.none
-    public var isRaisingSecurity: Bool { raise == .outstanding }
+    private var security: SecurityRaise
+    public var isRaisingSecurity: Bool { security.isOutstanding }
     private var permissionBackoff: Backoff
 
     public init(config: PhoneLinkConfig) {
         self.config = config
         permissionBackoff = Backoff(firstMs: config.permissionRetryFirstMs, maxMs: config.permissionRetryMaxMs)
+        security = SecurityRaise(bondedEncryptionWaitMs: config.bondedEncryptionWaitMs)
+        watch = NotificationSourceWatch(keepAliveQuietMs: config.keepAliveQuietMs, resubscribeQuietMs: config.resubscribeQuietMs)
         bearer = ATTBearer(config: config.bearer)
         session = Session(config: config.session)
         server = GATTServer(deviceName: config.deviceName)
@@ -293,7 +228,7 @@ public struct PhoneLink: ~Copyable {
     }
 
     private mutating func clearSecurityAndRetries() {
-        raise = .none
+        security.reset()
         permissionBackoff.reset()
     }
 
@@ -310,7 +245,7 @@ public struct PhoneLink: ~Copyable {
         isEncrypted = encrypted
         // The answer to an outstanding raise; a deferred one is no longer
         // needed once the phone has encrypted by itself.
-        if case .due = raise, !encrypted {} else { raise = .none }
+        security.securityChanged(encrypted: encrypted)
         if let inbound = bearer.securityChanged(encrypted: encrypted, now: now) {
             process(inbound, pdu: Span<UInt8>(), now: now)
         }
@@ -325,23 +260,14 @@ public struct PhoneLink: ~Copyable {
     /// outstanding, and on a bonded link not before the phone has had
     /// `bondedEncryptionWaitMs` to encrypt by itself.
     private mutating func requestSecurity(attempt: Int, now: Instant) {
-        guard raise == .none else {
-            counters.raisesCoalesced &+= 1
-            return
+        switch security.request(attempt: attempt, bondedLinkUpAt: isBonded && !isEncrypted ? linkUpAt : nil, now: now) {
+        case .askNow(let attempt): raiseSecurityNow(attempt: attempt)
+        case .deferred: counters.raisesDeferred &+= 1
+        case .coalesced: counters.raisesCoalesced &+= 1
         }
-        if isBonded, !isEncrypted {
-            let until = linkUpAt.advanced(byMs: config.bondedEncryptionWaitMs)
-            if now < until {
-                counters.raisesDeferred &+= 1
-                raise = .due(at: until, attempt: attempt)
-                return
-            }
-        }
-        raiseSecurityNow(attempt: attempt)
     }
 
     private mutating func raiseSecurityNow(attempt: Int) {
-        raise = .outstanding
         counters.raiseSecurityRequests &+= 1
         act(.raiseSecurity(attempt: attempt))
     }
@@ -409,8 +335,7 @@ public struct PhoneLink: ~Copyable {
 
     private mutating func notification(handle: UInt16, value: Span<UInt8>, now: Instant) {
         if handle != 0 && handle == notificationSourceHandle {
-            lastNotificationSourceAt = now
-            lastNotificationSourceTrafficAt = now
+            watch.traffic(now: now)
             switch session.receiveNotificationSource(value) {
             case .applied(let change): emit(.notification(change))
             case .dropped(let error): emit(.drop(.notificationSource(error)))
@@ -489,7 +414,7 @@ public struct PhoneLink: ~Copyable {
                 startANCSDiscovery(now: now)
             }
         case .bringUp(.subscribingServiceChanged):
-            if case .errorResponse = response { emit(.error(.serviceChangedSubscribeFailed)) }
+            if case .refused = cccd.handle(response, in: pdu) { emit(.error(.serviceChangedSubscribeFailed)) }
             startANCSDiscovery(now: now)
         case .bringUp(.discoveringANCS):
             switch ancsDiscovery.handle(response, in: pdu) {
@@ -513,18 +438,17 @@ public struct PhoneLink: ~Copyable {
                 }
             }
         case .bringUp(.subscribingDataSource):
-            guard case .writeResponse = response else {
-                return subscribeFailed(.dataSource, response, now: now)
-            }
+            let progress = cccd.handle(response, in: pdu)
+            guard progress == .written else { return subscribeFailed(.dataSource, progress, now: now) }
             subscribeNotificationSource(now: now)
         case .bringUp(.subscribingNotificationSource):
-            guard case .writeResponse = response else {
+            let progress = cccd.handle(response, in: pdu)
+            guard progress == .written else {
                 endSession()
-                return subscribeFailed(.notificationSource, response, now: now)
+                return subscribeFailed(.notificationSource, progress, now: now)
             }
             phase = .live
-            lastNotificationSourceAt = now
-            lastNotificationSourceTrafficAt = now
+            watch.traffic(now: now)
             permissionBackoff.reset()
             emit(.subscribed)
         case .resubscribing(.probeFailed):
@@ -573,8 +497,8 @@ public struct PhoneLink: ~Copyable {
         return result
     }
 
-    private mutating func subscribeFailed(_ what: SubscribedSource, _ response: ATTPDU, now: Instant) {
-        if case .errorResponse(_, _, let code) = response,
+    private mutating func subscribeFailed(_ what: SubscribedSource, _ progress: CCCDWrite.Progress, now: Instant) {
+        if case .refused(let code) = progress,
             code == ATTErrorCode.writeNotPermitted || code == ATTErrorCode.insufficientAuthorization
         {
             // Sharing not allowed (yet): keep the link, try again later.
@@ -643,15 +567,8 @@ public struct PhoneLink: ~Copyable {
     }
 
     private mutating func writeCCCD(_ handle: UInt16, _ value: UInt16, now: Instant) {
-        var bytes = InlineBytes<2>()
-        bytes.append(UInt8(truncatingIfNeeded: value))
-        bytes.append(UInt8(truncatingIfNeeded: value >> 8))
-        do {
-            try PDUWriter.writeRequest(&scratch, handle: handle, value: bytes.span, mtu: bearer.mtu)
-        } catch {
-            preconditionFailure("a CCCD write always fits the minimum MTU")
-        }
-        submit(now: now)
+        cccd = CCCDWrite(handle: handle, value: value)
+        if cccd.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now) }
     }
 
     // MARK: Commands
@@ -659,7 +576,7 @@ public struct PhoneLink: ~Copyable {
     private mutating func commandFinished(_ result: CommandResult, now: Instant) {
         switch result {
         case .probeAnswered:
-            lastNotificationSourceAt = now
+            watch.probeAnswered(now: now)
         case .probeFailed:
             resubscribe(.probeFailed, now: now)
         default:
@@ -745,11 +662,8 @@ public struct PhoneLink: ~Copyable {
 
     public var deadline: Instant? {
         var next = earliest(bearer.deadline, session.deadline)
-        if phase == .live, !session.hasCommandInFlight {
-            next = earliest(next, lastNotificationSourceAt.advanced(byMs: config.keepAliveQuietMs))
-            next = earliest(next, lastNotificationSourceTrafficAt.advanced(byMs: config.resubscribeQuietMs))
-        }
-        if case .due(let at, _) = raise { next = earliest(next, at) }
+        if phase == .live, !session.hasCommandInFlight { next = earliest(next, watch.deadline) }
+        next = earliest(next, security.deadline)
         if case .waitingForPermission(_, let at?) = phase { next = earliest(next, at) }
         return next
     }
@@ -763,28 +677,22 @@ public struct PhoneLink: ~Copyable {
                 linkDown(reason: .attTimeout)
                 return
             case .securityGaveUp(let error, let rawTag):
-                raise = .none
+                security.gaveUp()
                 process(.response(error, tag: rawTag), pdu: Span<UInt8>(), now: now)
             }
         }
-        if case .due(let at, let attempt) = raise, now >= at {
-            raiseSecurityNow(attempt: attempt)
-        }
+        if let attempt = security.advance(now: now) { raiseSecurityNow(attempt: attempt) }
         if case .waitingForPermission(let retry, let at?) = phase, now >= at {
             phase = .waitingForPermission(retry: retry, at: nil)
             retrySubscription(retry, now: now)
         }
         if let result = session.checkTimeout(now: now) { commandFinished(result, now: now) }
-        if phase == .live, !session.hasCommandInFlight,
-            now >= lastNotificationSourceTrafficAt.advanced(byMs: config.resubscribeQuietMs)
-        {
-            resubscribe(.silence, now: now)
-        }
-        if phase == .live, !session.hasCommandInFlight,
-            now >= lastNotificationSourceAt.advanced(byMs: config.keepAliveQuietMs)
-        {
-            lastNotificationSourceAt = now
-            if session.probe() == .queued { counters.probesSent &+= 1 }
+        if phase == .live, !session.hasCommandInFlight {
+            switch watch.advance(now: now) {
+            case .resubscribe: resubscribe(.silence, now: now)
+            case .probe: if session.probe() == .queued { counters.probesSent &+= 1 }
+            case nil: break
+            }
         }
     }
 }

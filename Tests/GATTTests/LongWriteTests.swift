@@ -198,3 +198,29 @@ struct LongWriteTests {
         if isOptimizedBuild { #expect(perRound == 0) }
     }
 }
+
+@Suite("CCCD write: one Write Request of the value, little-endian, and its answer")
+struct CCCDWriteTests {
+    @Test("enabling notifications writes 01 00 to the descriptor once; a Write Response is written")
+    func notificationsOnIsOneWriteRequest() throws {
+        var write = CCCDWrite(handle: 0x0019, value: CCCDValue.notifications)
+        var out = ByteBuffer(capacity: 23)
+        #expect(write.nextRequest(into: &out, mtu: 23))
+        #expect(out.hexString == "12 19 00 01 00")
+        #expect(!write.nextRequest(into: &out, mtu: 23), "one request only")
+        let response = hex("13")
+        let pdu = try ATTPDU.decode(response.span)
+        #expect(write.handle(pdu, in: response.span) == .written)
+    }
+
+    @Test("an Error Response is refused with the phone's code (0x03 Write Not Permitted: sharing not allowed yet)")
+    func errorResponseCarriesTheCode() throws {
+        var write = CCCDWrite(handle: 0x0022, value: CCCDValue.indications)
+        var out = ByteBuffer(capacity: 23)
+        #expect(write.nextRequest(into: &out, mtu: 23))
+        #expect(out.hexString == "12 22 00 02 00")
+        let response = hex("01 12 22 00 03")
+        let pdu = try ATTPDU.decode(response.span)
+        #expect(write.handle(pdu, in: response.span) == .refused(code: 0x03))
+    }
+}
