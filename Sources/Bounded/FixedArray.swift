@@ -23,14 +23,16 @@ public struct FixedArray<Element>: ~Copyable {
     public var isEmpty: Bool { count == 0 }
     public var isFull: Bool { count == capacity }
 
+    /// Read and changed in place (no copy of the element in or out), so a
+    /// table of large elements costs what the field touched costs.
     public subscript(index: Int) -> Element {
-        get {
+        _read {
             precondition(index >= 0 && index < count, "fixed array index out of range")
-            return storage[index]
+            yield storage[index]
         }
-        set {
+        _modify {
             precondition(index >= 0 && index < count, "fixed array index out of range")
-            storage[index] = newValue
+            yield &storage[index]
         }
     }
 

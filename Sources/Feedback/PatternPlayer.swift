@@ -136,6 +136,9 @@ public struct PatternPlayer: ~Copyable {
         var reported: OutputLevel = .off
         /// When `advance` next has something to do for this output.
         var deadline: Instant? = nil
+        /// The slot on top (highest rank), kept by `put` and `clear`: every
+        /// step reads it, only a change of the stored patterns moves it.
+        var top: Int? = nil
     }
 
     public let outputCount: Int
@@ -294,18 +297,16 @@ public struct PatternPlayer: ~Copyable {
         for o in 0..<outputCount {
             guard let deadline = outputs[o].deadline, deadline <= now else { continue }
             settle(o, now: now)
-            var output = outputs[o]
             let level = currentLevel(o, now: now)
-            if level != output.reported {
+            if level != outputs[o].reported {
                 guard !changes.isFull else {
                     counters.changesDeferred &+= 1
                     continue
                 }
                 changes.push(OutputChange(output: o, level: level))
-                output.reported = level
+                outputs[o].reported = level
             }
-            output.deadline = nextEvent(o, after: now)
-            outputs[o] = output
+            outputs[o].deadline = nextEvent(o, after: now)
         }
     }
 
@@ -328,15 +329,25 @@ public struct PatternPlayer: ~Copyable {
     private mutating func put(_ slot: Slot, _ rank: Rank, at i: Int) {
         slots[i] = slot
         ranks[i] = rank
+        let output = i / patternsPerOutput
+        switch outputs[output].top {
+        case nil: outputs[output].top = i
+        case i?: outputs[output].top = findTop(output)
+        case let top?: if rank.outranks(ranks[top]) { outputs[output].top = i }
+        }
     }
 
     /// Empties slot `i`.
     private mutating func clear(at i: Int) {
         slots[i] = nil
         ranks[i] = Rank()
+        let output = i / patternsPerOutput
+        if outputs[output].top == i { outputs[output].top = findTop(output) }
     }
 
-    private func topIndex(_ output: Int) -> Int? {
+    private func topIndex(_ output: Int) -> Int? { outputs[output].top }
+
+    private func findTop(_ output: Int) -> Int? {
         var top: Int? = nil
         for i in slotRange(output) {
             let rank = ranks[i]
@@ -363,17 +374,15 @@ public struct PatternPlayer: ~Copyable {
     private mutating func reconcile(_ output: Int, at instant: Instant) {
         guard let top = topIndex(output) else { return }
         for i in slotRange(output) where i != top && !ranks[i].isEmpty {
-            guard var slot = slots[i], case .running = slot.phase else { continue }
-            if slot.onPreempt == .end {
+            guard let running = slots[i].map({ if case .running = $0.phase { true } else { false } }), running else { continue }
+            if slots[i]?.onPreempt == .end {
                 clear(at: i)
-            } else {
-                slot.phase = .paused(elapsedMs: slot.elapsedMs(at: instant))
-                slots[i] = slot
+            } else if let elapsedMs = slots[i]?.elapsedMs(at: instant) {
+                slots[i]?.phase = .paused(elapsedMs: elapsedMs)
             }
         }
-        if var slot = slots[top], case .paused(let elapsedMs) = slot.phase {
-            slot.phase = .running(startedAt: instant.advanced(byMs: -elapsedMs))
-            slots[top] = slot
+        if case .paused(let elapsedMs)? = slots[top]?.phase {
+            slots[top]?.phase = .running(startedAt: instant.advanced(byMs: -elapsedMs))
         }
     }
 
@@ -381,8 +390,8 @@ public struct PatternPlayer: ~Copyable {
     /// the output to the next at its exact end instant. At most one pass per
     /// slot, however far `now` has jumped.
     private mutating func settle(_ output: Int, now: Instant) {
-        while let top = topIndex(output), let slot = slots[top], case .running(let startedAt) = slot.phase,
-            slot.pattern.endsByItself, let totalMs = slot.pattern.totalMs
+        while let top = topIndex(output), case .running(let startedAt)? = slots[top]?.phase,
+            slots[top]?.pattern.endsByItself == true, let totalMs = slots[top]?.pattern.totalMs
         {
             let endedAt = startedAt.advanced(byMs: totalMs)
             guard endedAt <= now else { return }
@@ -392,16 +401,12 @@ public struct PatternPlayer: ~Copyable {
     }
 
     private func currentLevel(_ output: Int, now: Instant) -> OutputLevel {
-        guard let top = topIndex(output), let slot = slots[top], case .running(let startedAt) = slot.phase else {
-            return .off
-        }
-        return slot.pattern.level(atElapsedMs: now.ms(since: startedAt))
+        guard let top = topIndex(output), case .running(let startedAt)? = slots[top]?.phase else { return .off }
+        return slots[top]?.pattern.level(atElapsedMs: now.ms(since: startedAt)) ?? .off
     }
 
     private func nextEvent(_ output: Int, after now: Instant) -> Instant? {
-        guard let top = topIndex(output), let slot = slots[top], case .running(let startedAt) = slot.phase else {
-            return nil
-        }
-        return slot.pattern.nextEventMs(afterElapsedMs: now.ms(since: startedAt)).map { startedAt.advanced(byMs: $0) }
+        guard let top = topIndex(output), case .running(let startedAt)? = slots[top]?.phase else { return nil }
+        return slots[top]?.pattern.nextEventMs(afterElapsedMs: now.ms(since: startedAt)).map { startedAt.advanced(byMs: $0) }
     }
 }
