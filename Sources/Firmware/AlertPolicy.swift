@@ -37,7 +37,7 @@ import Bounded
 import Config
 import Feedback
 
-struct AlertPolicy: ~Copyable {
+struct AlertPolicy: LinkEventHandler, ~Copyable {
     enum Priority {
         static let unread: UInt8 = 1
         static let pairing: UInt8 = 30
@@ -125,21 +125,25 @@ struct AlertPolicy: ~Copyable {
         return earliest(next, carriedUntil)
     }
 
+    /// The controller's pairing mode, set by the core before each link
+    /// input: a link that goes down gives the pairing pattern back.
+    var pairingMode = false
+
     // MARK: Inputs
 
-    /// One event of the link (already reported). `pairingMode`: the
-    /// controller's, for the pattern a link that goes down gives back.
-    mutating func linkEvent(_ event: LinkEvent, phone: inout PhoneLink, pairingMode: Bool, now: Instant) {
+    /// One event of the link, in the call that caused it (the link has
+    /// reported it to the sink already).
+    mutating func linkEvent(_ event: LinkEvent, session: inout Session, now: Instant) {
         switch event {
         case .notification(let change):
             switch change {
             case .added(let record, let evicted):
                 if let evicted { forget(evicted.uid, now: now) }
                 count(record)
-                if !isReplay(record, now: now) { arrive(record, phone: &phone, now: now) }
+                if !isReplay(record, now: now) { arrive(record, session: &session, now: now) }
             case .modified(let record, _):
                 count(record)
-                if policy.realertOnModified, !isReplay(record, now: now) { arrive(record, phone: &phone, now: now) }
+                if policy.realertOnModified, !isReplay(record, now: now) { arrive(record, session: &session, now: now) }
             case .removed(let record):
                 count(record)
                 forget(record.uid, now: now)
@@ -148,7 +152,7 @@ struct AlertPolicy: ~Copyable {
             }
             updateUnread(now: now)
         case .command(let result):
-            commandFinished(result, phone: &phone, now: now)
+            commandFinished(result, session: &session, now: now)
         case .permissionWaiting:
             if !permissionShown {
                 permissionShown = true
@@ -177,17 +181,17 @@ struct AlertPolicy: ~Copyable {
         }
     }
 
-    private mutating func commandFinished(_ result: CommandResult, phone: inout PhoneLink, now: Instant) {
+    private mutating func commandFinished(_ result: CommandResult, session: inout Session, now: Instant) {
         switch result {
         case .attributesReceived(let uid):
-            learnAppName(phone: &phone)
+            learnAppName(session: &session)
             guard let i = pending.firstIndex(where: { $0.uid == uid }) else { break }
             pending.remove(at: i)
-            if let record = phone.session.table.record(uid: uid), !applyRules(record, session: phone.session, now: now) { alert(record, now: now) }
+            if let record = session.table.record(uid: uid), !applyRules(record, session: session, now: now) { alert(record, now: now) }
         case .failed(.getNotificationAttributes(let uid, _), _):
             guard let i = pending.firstIndex(where: { $0.uid == uid }) else { break }
             pending.remove(at: i)
-            if let record = phone.session.table.record(uid: uid), !applyRules(record, session: phone.session, now: now, attributesKnown: false) {
+            if let record = session.table.record(uid: uid), !applyRules(record, session: session, now: now, attributesKnown: false) {
                 alert(record, now: now)
             }
         case .failed(.performNotificationAction(let uid, _), let failure):
@@ -260,13 +264,13 @@ struct AlertPolicy: ~Copyable {
 
     /// A notification that may alert: now, or once the attributes its
     /// rules need have arrived.
-    private mutating func arrive(_ record: NotificationRecord, phone: inout PhoneLink, now: Instant) {
+    private mutating func arrive(_ record: NotificationRecord, session: inout Session, now: Instant) {
         let needed = policy.attributesNeeded(for: record.category)
         if needed.isEmpty {
-            if !applyRules(record, session: phone.session, now: now) { alert(record, now: now) }
+            if !applyRules(record, session: session, now: now) { alert(record, now: now) }
             return
         }
-        switch phone.requestAttributes(uid: record.uid, needed) {
+        switch session.fetchAttributes(uid: record.uid, needed) {
         case .queued, .coalesced:
             if let i = pending.firstIndex(where: { $0.uid == record.uid }) { pending.remove(at: i) }
             if pending.append(PendingAlert(uid: record.uid, until: now.advanced(byMs: ruleWaitMs))) { return }
@@ -448,12 +452,12 @@ struct AlertPolicy: ~Copyable {
     /// per session (the session caches names), and no alert waits for it.
     /// At MTU 23 the command can exceed one write (`com.apple.mobilephone`
     /// makes 24 bytes); the link sends it as a long write.
-    private func learnAppName(phone: inout PhoneLink) {
-        guard phone.session.attributeReceived(.appIdentifier), !phone.session.attributeTruncated(.appIdentifier) else { return }
+    private func learnAppName(session: inout Session) {
+        guard session.attributeReceived(.appIdentifier), !session.attributeTruncated(.appIdentifier) else { return }
         var app = AppIdentifier()
-        app.append(phone.session.attributeValue(.appIdentifier))
+        app.append(session.attributeValue(.appIdentifier))
         guard app.count > 0 else { return }
-        _ = phone.requestAppName(app)
+        _ = session.fetchAppName(app)
     }
 
 }

@@ -123,3 +123,33 @@ public enum LinkAction: Equatable, Sendable {
     case raiseSecurity(attempt: Int)
     case disconnect(reason: EndReason)
 }
+
+/// Who hears the link's events, in the call that causes them (after the
+/// sink): the policy in the firmware (AlertPolicy), `LinkEventRecorder`
+/// where the link runs alone (tests, fuzzing, tools). `session` is the
+/// link's ANCS session, lent for the call: commands may be queued on it
+/// (they are sent at `flush`).
+public protocol LinkEventHandler: ~Copyable {
+    mutating func linkEvent(_ event: LinkEvent, session: inout Session, now: Instant)
+}
+
+/// Keeps the link's events, for driving a `PhoneLink` without the policy.
+/// Bounded: past `capacity` an event is counted in `dropped`, not kept.
+public struct LinkEventRecorder: LinkEventHandler, ~Copyable {
+    private var events: RingBuffer<LinkEvent>
+    public private(set) var dropped: UInt64 = 0
+
+    public init(capacity: Int = 64) { events = RingBuffer(capacity: capacity, policy: .refuseNewest) }
+
+    public mutating func linkEvent(_ event: LinkEvent, session: inout Session, now: Instant) {
+        if case .refused = events.push(event) { dropped &+= 1 }
+    }
+
+    public mutating func next() -> LinkEvent? { events.popFirst() }
+}
+
+/// A sink that keeps nothing, for a link driven alone.
+public struct NoSink: EventSink {
+    public init() {}
+    public mutating func record(_ event: FirmwareEvent, session: borrowing Session, now: Instant) {}
+}

@@ -41,7 +41,6 @@ public struct PhoneLinkConfig: Sendable {
     /// that needs security waits for the phone to encrypt by itself before
     /// the wearable asks for it.
     public var bondedEncryptionWaitMs: Int64 = 1_500
-    public var eventCapacity = 32
 
     public init() {}
 }
@@ -49,7 +48,6 @@ public struct PhoneLinkConfig: Sendable {
 public struct PhoneLinkCounters: Equatable, Sendable {
     public var unknownHandleNotifications: UInt64 = 0
     public var staleResponses: UInt64 = 0
-    public var eventsDropped: UInt64 = 0
     public var probesSent: UInt64 = 0
     public var resubscriptions: UInt64 = 0
     /// Resubscriptions because Notification Source was silent too long.
@@ -129,7 +127,6 @@ public struct PhoneLink: ~Copyable {
     private var notificationSourceHandle: UInt16 = 0
     private var dataSourceHandle: UInt16 = 0
     private var controlPointHandle: UInt16 = 0
-    private var events: RingBuffer<LinkEvent>
     /// The actions waiting for the platform: a disconnection, and a raise
     /// (pointless once a disconnection is asked for).
     private var disconnectReason: EndReason? = nil
@@ -160,7 +157,6 @@ public struct PhoneLink: ~Copyable {
         ancsDiscovery = ServiceDiscovery(
             service: .uuid128(ANCSUUID.service),
             wanted: [.uuid128(ANCSUUID.notificationSource), .uuid128(ANCSUUID.controlPoint), .uuid128(ANCSUUID.dataSource), nil])
-        events = RingBuffer(capacity: config.eventCapacity, policy: .refuseNewest)
         scratch = ByteBuffer(capacity: config.bearer.maxMTU)
         command = ByteBuffer(capacity: ATTValue.maximumBytes)
         longWrite = LongWrite(capacityBytes: ATTValue.maximumBytes)
@@ -168,7 +164,6 @@ public struct PhoneLink: ~Copyable {
 
     // MARK: Outputs
 
-    public mutating func nextEvent() -> LinkEvent? { events.popFirst() }
     public mutating func nextAction() -> LinkAction? {
         if let reason = disconnectReason {
             disconnectReason = nil
@@ -183,8 +178,16 @@ public struct PhoneLink: ~Copyable {
     }
     public mutating func popOutgoing(into out: inout ByteBuffer) -> Bool { bearer.popOutgoing(into: &out) }
 
-    private mutating func emit(_ event: LinkEvent) {
-        if case .refused = events.push(event) { counters.eventsDropped &+= 1 }
+    /// To the sink, then to the handler, at once, with the session lent: the
+    /// sink reads a completed response's attribute values from it, the
+    /// policy may queue commands on it. The end of a press's action is
+    /// reported right after the link event that ended it.
+    private mutating func emit<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(
+        _ event: LinkEvent, now: Instant, handler: inout H, effects: inout Effects<S>
+    ) {
+        effects.record(.link(event), session: session, now: now)
+        if let outcome = FirmwareEvent(actionEndedBy: event) { effects.record(outcome, session: session, now: now) }
+        handler.linkEvent(event, session: &session, now: now)
     }
 
     private mutating func act(_ action: LinkAction) {
@@ -198,7 +201,7 @@ public struct PhoneLink: ~Copyable {
 
     /// A phone connected. `bonded`: the platform knows it as a bonded peer,
     /// which will encrypt the link by itself.
-    public mutating func linkUp(now: Instant, bonded: Bool = false) {
+    public mutating func linkUp<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, bonded: Bool = false, handler: inout H, effects: inout Effects<S>) {
         bearer.reset()
         server.reset()
         session.end()
@@ -210,13 +213,13 @@ public struct PhoneLink: ~Copyable {
         generation &+= 1
         serviceChangedHandle = 0
         clearANCSHandles()
-        emit(.connected)
+        emit(.connected, now: now, handler: &handler, effects: &effects)
         phase = .bringUp(.exchangingMTU)
         PDUWriter.exchangeMTURequest(&scratch, clientMTU: UInt16(config.bearer.maxMTU))
-        submit(now: now)
+        submit(now: now, handler: &handler, effects: &effects)
     }
 
-    public mutating func linkDown(reason: EndReason) {
+    public mutating func linkDown<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(reason: EndReason, now: Instant, handler: inout H, effects: inout Effects<S>) {
         guard phase != .disconnected else { return }
         session.end()
         bearer.reset()
@@ -224,7 +227,7 @@ public struct PhoneLink: ~Copyable {
         phase = .disconnected
         generation &+= 1
         clearSecurityAndRetries()
-        emit(.ended(reason: reason))
+        emit(.ended(reason: reason), now: now, handler: &handler, effects: &effects)
     }
 
     private mutating func clearSecurityAndRetries() {
@@ -239,20 +242,20 @@ public struct PhoneLink: ~Copyable {
     }
 
     /// The platform's answer to `raiseSecurity` (or an encryption change it saw).
-    public mutating func securityChanged(encrypted: Bool, now: Instant) {
+    public mutating func securityChanged<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(encrypted: Bool, now: Instant, handler: inout H, effects: inout Effects<S>) {
         let becameEncrypted = encrypted && !isEncrypted
-        if becameEncrypted { emit(.secured) }
+        if becameEncrypted { emit(.secured, now: now, handler: &handler, effects: &effects) }
         isEncrypted = encrypted
         // The answer to an outstanding raise; a deferred one is no longer
         // needed once the phone has encrypted by itself.
         security.securityChanged(encrypted: encrypted)
         if let inbound = bearer.securityChanged(encrypted: encrypted, now: now) {
-            process(inbound, pdu: Span<UInt8>(), now: now)
+            process(inbound, pdu: Span<UInt8>(), now: now, handler: &handler, effects: &effects)
         }
         if becameEncrypted, phase == .ancsAbsent {
             // Some iPhones show ANCS only on an encrypted link.
             counters.rediscoveriesAfterEncryption &+= 1
-            restartANCS(reason: .encrypted, now: now)
+            restartANCS(reason: .encrypted, now: now, handler: &handler, effects: &effects)
         }
     }
 
@@ -287,24 +290,24 @@ public struct PhoneLink: ~Copyable {
     }
 
     /// Submits the request in `scratch`, tagged with the generation.
-    private mutating func submit(now: Instant) {
+    private mutating func submit<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
         if case .refused = bearer.submitRequest(copyOf: scratch, tag: UInt16(generation) << 8, now: now) {
             // Nothing is outstanding for this step, so nothing would ever
             // time out and bring-up would stall: end the link instead (the
             // phone reconnects and starts over).
-            emit(.error(.requestRefused))
+            emit(.error(.requestRefused), now: now, handler: &handler, effects: &effects)
             act(.disconnect(reason: .attRefused))
         }
     }
 
     // MARK: Input
 
-    public mutating func receive(_ pdu: Span<UInt8>, now: Instant) {
+    public mutating func receive<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
         let inbound = bearer.receive(pdu, now: now)
-        process(inbound, pdu: pdu, now: now)
+        process(inbound, pdu: pdu, now: now, handler: &handler, effects: &effects)
     }
 
-    private mutating func process(_ inbound: ATTBearer.Inbound, pdu: Span<UInt8>, now: Instant) {
+    private mutating func process<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ inbound: ATTBearer.Inbound, pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
         switch inbound {
         case .request(let request):
             _ = server.respond(to: request, in: pdu, into: &scratch, mtu: bearer.mtu)
@@ -314,9 +317,9 @@ public struct PhoneLink: ~Copyable {
         case .handled:
             break
         case .notification(let handle, let value):
-            notification(handle: handle, value: pdu.extracting(value), now: now)
+            notification(handle: handle, value: pdu.extracting(value), now: now, handler: &handler, effects: &effects)
         case .indication(let handle, let value):
-            indication(handle: handle, value: pdu.extracting(value), now: now)
+            indication(handle: handle, value: pdu.extracting(value), now: now, handler: &handler, effects: &effects)
         case .securityRequired(_, let attempt):
             requestSecurity(attempt: attempt, now: now)
         case .response(let response, let rawTag):
@@ -324,43 +327,43 @@ public struct PhoneLink: ~Copyable {
                 counters.staleResponses &+= 1
                 return
             }
-            self.response(response, pdu: pdu, now: now)
+            self.response(response, pdu: pdu, now: now, handler: &handler, effects: &effects)
         case .dropped(let reason):
             switch reason {
-            case .malformed, .unexpectedResponse, .unexpectedConfirmation: emit(.drop(.attPDU(reason)))
+            case .malformed, .unexpectedResponse, .unexpectedConfirmation: emit(.drop(.attPDU(reason)), now: now, handler: &handler, effects: &effects)
             case .bearerEnded: break
             }
         }
     }
 
-    private mutating func notification(handle: UInt16, value: Span<UInt8>, now: Instant) {
+    private mutating func notification<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(handle: UInt16, value: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
         if handle != 0 && handle == notificationSourceHandle {
             watch.traffic(now: now)
             switch session.receiveNotificationSource(value) {
-            case .applied(let change): emit(.notification(change))
-            case .dropped(let error): emit(.drop(.notificationSource(error)))
-            case .outsideSession: emit(.drop(.notificationSourceOutsideSession))
+            case .applied(let change): emit(.notification(change), now: now, handler: &handler, effects: &effects)
+            case .dropped(let error): emit(.drop(.notificationSource(error)), now: now, handler: &handler, effects: &effects)
+            case .outsideSession: emit(.drop(.notificationSourceOutsideSession), now: now, handler: &handler, effects: &effects)
             }
         } else if handle != 0 && handle == dataSourceHandle {
             switch session.receiveDataSource(value) {
             case .needMore: break
-            case .completed(let result): emit(.command(result))
-            case .dropped(_, let reason): emit(.drop(.dataSource(reason)))
+            case .completed(let result): emit(.command(result), now: now, handler: &handler, effects: &effects)
+            case .dropped(_, let reason): emit(.drop(.dataSource(reason)), now: now, handler: &handler, effects: &effects)
             }
         } else {
             counters.unknownHandleNotifications &+= 1
-            emit(.drop(.notificationOnUnknownHandle))
+            emit(.drop(.notificationOnUnknownHandle), now: now, handler: &handler, effects: &effects)
         }
     }
 
-    private mutating func indication(handle: UInt16, value: Span<UInt8>, now: Instant) {
+    private mutating func indication<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(handle: UInt16, value: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
         guard handle != 0, handle == serviceChangedHandle else {
             counters.unknownHandleNotifications &+= 1
-            emit(.drop(.indicationOnUnknownHandle))
+            emit(.drop(.indicationOnUnknownHandle), now: now, handler: &handler, effects: &effects)
             return
         }
         guard let range = ServiceChangedRange(value) else {
-            emit(.drop(.serviceChangedMalformed))
+            emit(.drop(.serviceChangedMalformed), now: now, handler: &handler, effects: &effects)
             return
         }
         let ancsKnown = ancsDiscovery.serviceStart != 0
@@ -371,92 +374,92 @@ public struct PhoneLink: ~Copyable {
         default:
             guard covers else { return }
         }
-        restartANCS(reason: .serviceChanged, now: now)
+        restartANCS(reason: .serviceChanged, now: now, handler: &handler, effects: &effects)
     }
 
-    private mutating func restartANCS(reason: EndReason, now: Instant) {
-        if session.isActive || phase == .live { emit(.ended(reason: reason)) }
+    private mutating func restartANCS<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(reason: EndReason, now: Instant, handler: inout H, effects: inout Effects<S>) {
+        if session.isActive || phase == .live { emit(.ended(reason: reason), now: now, handler: &handler, effects: &effects) }
         endSession()
         generation &+= 1
-        startANCSDiscovery(now: now)
+        startANCSDiscovery(now: now, handler: &handler, effects: &effects)
     }
 
     // MARK: Bring-up
 
-    private mutating func response(_ response: ATTPDU, pdu: Span<UInt8>, now: Instant) {
+    private mutating func response<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ response: ATTPDU, pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
         switch phase {
         case .disconnected, .ancsAbsent, .waitingForPermission:
             // Nothing of this generation is outstanding in these phases.
             counters.staleResponses &+= 1
         case .bringUp(.exchangingMTU):
-            if case .exchangeMTUResponse = response { emit(.mtu(bearer.mtu)) }
+            if case .exchangeMTUResponse = response { emit(.mtu(bearer.mtu), now: now, handler: &handler, effects: &effects) }
             phase = .bringUp(.discoveringGATT)
             gattDiscovery.restart()
-            continueDiscovery(gatt: true, now: now)
+            continueDiscovery(gatt: true, now: now, handler: &handler, effects: &effects)
         case .bringUp(.discoveringGATT):
             switch gattDiscovery.handle(response, in: pdu) {
             case .continuing:
-                continueDiscovery(gatt: true, now: now)
+                continueDiscovery(gatt: true, now: now, handler: &handler, effects: &effects)
             case .done:
                 if let sc = gattDiscovery.characteristic(.uuid16(GATTUUID.serviceChanged)), sc.cccdHandle != 0 {
                     serviceChangedHandle = sc.valueHandle
                     phase = .bringUp(.subscribingServiceChanged)
-                    writeCCCD(sc.cccdHandle, CCCDValue.indications, now: now)
+                    writeCCCD(sc.cccdHandle, CCCDValue.indications, now: now, handler: &handler, effects: &effects)
                 } else {
-                    emit(.error(.serviceChangedAbsent))
-                    startANCSDiscovery(now: now)
+                    emit(.error(.serviceChangedAbsent), now: now, handler: &handler, effects: &effects)
+                    startANCSDiscovery(now: now, handler: &handler, effects: &effects)
                 }
             case .serviceNotFound:
-                emit(.error(.serviceChangedAbsent))
-                startANCSDiscovery(now: now)
+                emit(.error(.serviceChangedAbsent), now: now, handler: &handler, effects: &effects)
+                startANCSDiscovery(now: now, handler: &handler, effects: &effects)
             case .failed:
-                emit(.error(.gattDiscoveryFailed))
-                startANCSDiscovery(now: now)
+                emit(.error(.gattDiscoveryFailed), now: now, handler: &handler, effects: &effects)
+                startANCSDiscovery(now: now, handler: &handler, effects: &effects)
             }
         case .bringUp(.subscribingServiceChanged):
-            if case .refused = cccd.handle(response, in: pdu) { emit(.error(.serviceChangedSubscribeFailed)) }
-            startANCSDiscovery(now: now)
+            if case .refused = cccd.handle(response, in: pdu) { emit(.error(.serviceChangedSubscribeFailed), now: now, handler: &handler, effects: &effects) }
+            startANCSDiscovery(now: now, handler: &handler, effects: &effects)
         case .bringUp(.discoveringANCS):
             switch ancsDiscovery.handle(response, in: pdu) {
             case .continuing:
-                continueDiscovery(gatt: false, now: now)
+                continueDiscovery(gatt: false, now: now, handler: &handler, effects: &effects)
             case .done:
-                ancsDiscovered(now: now)
+                ancsDiscovered(now: now, handler: &handler, effects: &effects)
             case .serviceNotFound:
                 phase = .ancsAbsent
-                emit(.ancsAbsent)
+                emit(.ancsAbsent, now: now, handler: &handler, effects: &effects)
                 // Some iPhones show ANCS only once the link is encrypted:
                 // ask, and `securityChanged` discovers again.
                 if !isEncrypted { requestSecurity(attempt: 1, now: now) }
             case .failed(let reason):
                 phase = .ancsAbsent
                 if case .attError(_, let code) = reason, ATTErrorCode.isSecurity(code) {
-                    emit(.error(.ancsDiscoveryNotSecured))
+                    emit(.error(.ancsDiscoveryNotSecured), now: now, handler: &handler, effects: &effects)
                     act(.disconnect(reason: .notSecured))
                 } else {
-                    emit(.error(.ancsDiscoveryFailed))
+                    emit(.error(.ancsDiscoveryFailed), now: now, handler: &handler, effects: &effects)
                 }
             }
         case .bringUp(.subscribingDataSource):
             let progress = cccd.handle(response, in: pdu)
-            guard progress == .written else { return subscribeFailed(.dataSource, progress, now: now) }
-            subscribeNotificationSource(now: now)
+            guard progress == .written else { return subscribeFailed(.dataSource, progress, now: now, handler: &handler, effects: &effects) }
+            subscribeNotificationSource(now: now, handler: &handler, effects: &effects)
         case .bringUp(.subscribingNotificationSource):
             let progress = cccd.handle(response, in: pdu)
             guard progress == .written else {
                 endSession()
-                return subscribeFailed(.notificationSource, progress, now: now)
+                return subscribeFailed(.notificationSource, progress, now: now, handler: &handler, effects: &effects)
             }
             phase = .live
             watch.traffic(now: now)
             permissionBackoff.reset()
-            emit(.subscribed)
+            emit(.subscribed, now: now, handler: &handler, effects: &effects)
         case .resubscribing(.probeFailed):
             // Notification Source is off; Data Source again too: a phone
             // that forgot one subscription may have forgotten both.
-            subscribeDataSource(now: now)
+            subscribeDataSource(now: now, handler: &handler, effects: &effects)
         case .resubscribing(.silence):
-            subscribeNotificationSource(now: now)
+            subscribeNotificationSource(now: now, handler: &handler, effects: &effects)
         case .live:
             // The Control Point write (or a step of its long write): the
             // only request made while live (resubscribing and restarts
@@ -465,19 +468,19 @@ public struct PhoneLink: ~Copyable {
             if longWrite.isActive {
                 switch longWrite.handle(response, in: pdu) {
                 case .continuing:
-                    continueLongWrite(now: now)
+                    continueLongWrite(now: now, handler: &handler, effects: &effects)
                     return
                 case .written:
                     result = session.controlPointWriteAcknowledged(now: now)
                 case .failed(let code):
-                    result = controlPointWriteFailed(attErrorCode: code)
+                    result = controlPointWriteFailed(attErrorCode: code, now: now, handler: &handler, effects: &effects)
                 }
             } else if case .errorResponse(_, _, let code) = response {
-                result = controlPointWriteFailed(attErrorCode: code)
+                result = controlPointWriteFailed(attErrorCode: code, now: now, handler: &handler, effects: &effects)
             } else {
                 result = session.controlPointWriteAcknowledged(now: now)
             }
-            if let result { commandFinished(result, now: now) }
+            if let result { commandFinished(result, now: now, handler: &handler, effects: &effects) }
         }
     }
 
@@ -486,18 +489,18 @@ public struct PhoneLink: ~Copyable {
     /// is reported as a table change with one fewer in its category, as the
     /// phone's own Removed would have said, so counts and the unread
     /// indicator stay true.
-    private mutating func controlPointWriteFailed(attErrorCode code: UInt8) -> CommandResult? {
+    private mutating func controlPointWriteFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(attErrorCode code: UInt8, now: Instant, handler: inout H, effects: inout Effects<S>) -> CommandResult? {
         let target = session.commandInFlight?.uid.flatMap { session.table.record(uid: $0) }
         let result = session.controlPointWriteFailed(attErrorCode: code)
         if var record = target, session.table.record(uid: record.uid) == nil {
             counters.removedByInvalidUID &+= 1
             record.categoryCount = record.categoryCount == 0 ? 0 : record.categoryCount - 1
-            emit(.notification(.removed(record)))
+            emit(.notification(.removed(record)), now: now, handler: &handler, effects: &effects)
         }
         return result
     }
 
-    private mutating func subscribeFailed(_ what: SubscribedSource, _ progress: CCCDWrite.Progress, now: Instant) {
+    private mutating func subscribeFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ what: SubscribedSource, _ progress: CCCDWrite.Progress, now: Instant, handler: inout H, effects: inout Effects<S>) {
         if case .refused(let code) = progress,
             code == ATTErrorCode.writeNotPermitted || code == ATTErrorCode.insufficientAuthorization
         {
@@ -505,84 +508,84 @@ public struct PhoneLink: ~Copyable {
             counters.permissionRefusals &+= 1
             let retryMs = permissionBackoff.fail()
             phase = .waitingForPermission(retry: what, at: now.advanced(byMs: retryMs))
-            emit(.permissionWaiting(retryInMs: retryMs))
+            emit(.permissionWaiting(retryInMs: retryMs), now: now, handler: &handler, effects: &effects)
             return
         }
         phase = .ancsAbsent
-        emit(.error(.subscribeFailed(what)))
+        emit(.error(.subscribeFailed(what)), now: now, handler: &handler, effects: &effects)
         act(.disconnect(reason: .subscribeFailed))
     }
 
-    private mutating func retrySubscription(_ source: SubscribedSource, now: Instant) {
+    private mutating func retrySubscription<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ source: SubscribedSource, now: Instant, handler: inout H, effects: inout Effects<S>) {
         switch source {
-        case .dataSource: subscribeDataSource(now: now)
-        case .notificationSource: subscribeNotificationSource(now: now)
+        case .dataSource: subscribeDataSource(now: now, handler: &handler, effects: &effects)
+        case .notificationSource: subscribeNotificationSource(now: now, handler: &handler, effects: &effects)
         }
     }
 
-    private mutating func continueDiscovery(gatt: Bool, now: Instant) {
+    private mutating func continueDiscovery<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(gatt: Bool, now: Instant, handler: inout H, effects: inout Effects<S>) {
         let wrote = gatt
             ? gattDiscovery.nextRequest(into: &scratch, mtu: bearer.mtu)
             : ancsDiscovery.nextRequest(into: &scratch, mtu: bearer.mtu)
-        if wrote { submit(now: now) }
+        if wrote { submit(now: now, handler: &handler, effects: &effects) }
     }
 
-    private mutating func startANCSDiscovery(now: Instant) {
+    private mutating func startANCSDiscovery<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
         phase = .bringUp(.discoveringANCS)
         clearANCSHandles()
         ancsDiscovery.restart()
-        continueDiscovery(gatt: false, now: now)
+        continueDiscovery(gatt: false, now: now, handler: &handler, effects: &effects)
     }
 
-    private mutating func ancsDiscovered(now: Instant) {
+    private mutating func ancsDiscovered<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
         guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)), ns.cccdHandle != 0 else {
             phase = .ancsAbsent
-            emit(.error(.noNotificationSource))
-            emit(.ancsAbsent)
+            emit(.error(.noNotificationSource), now: now, handler: &handler, effects: &effects)
+            emit(.ancsAbsent, now: now, handler: &handler, effects: &effects)
             return
         }
         notificationSourceHandle = ns.valueHandle
         controlPointHandle = ancsDiscovery.characteristic(.uuid128(ANCSUUID.controlPoint))?.valueHandle ?? 0
-        emit(.discovered)
-        subscribeDataSource(now: now)
+        emit(.discovered, now: now, handler: &handler, effects: &effects)
+        subscribeDataSource(now: now, handler: &handler, effects: &effects)
     }
 
     /// Data Source first (when the phone has it), then Notification Source.
-    private mutating func subscribeDataSource(now: Instant) {
+    private mutating func subscribeDataSource<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
         if let ds = ancsDiscovery.characteristic(.uuid128(ANCSUUID.dataSource)), ds.cccdHandle != 0 {
             dataSourceHandle = ds.valueHandle
             phase = .bringUp(.subscribingDataSource)
-            writeCCCD(ds.cccdHandle, CCCDValue.notifications, now: now)
+            writeCCCD(ds.cccdHandle, CCCDValue.notifications, now: now, handler: &handler, effects: &effects)
         } else {
-            subscribeNotificationSource(now: now)
+            subscribeNotificationSource(now: now, handler: &handler, effects: &effects)
         }
     }
 
-    private mutating func subscribeNotificationSource(now: Instant) {
+    private mutating func subscribeNotificationSource<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
         guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)) else { return }
         phase = .bringUp(.subscribingNotificationSource)
         endSession()
         session.begin()
-        writeCCCD(ns.cccdHandle, CCCDValue.notifications, now: now)
+        writeCCCD(ns.cccdHandle, CCCDValue.notifications, now: now, handler: &handler, effects: &effects)
     }
 
-    private mutating func writeCCCD(_ handle: UInt16, _ value: UInt16, now: Instant) {
+    private mutating func writeCCCD<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ handle: UInt16, _ value: UInt16, now: Instant, handler: inout H, effects: inout Effects<S>) {
         cccd = CCCDWrite(handle: handle, value: value)
-        if cccd.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now) }
+        if cccd.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
     }
 
     // MARK: Commands
 
-    private mutating func commandFinished(_ result: CommandResult, now: Instant) {
+    private mutating func commandFinished<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ result: CommandResult, now: Instant, handler: inout H, effects: inout Effects<S>) {
         switch result {
         case .probeAnswered:
             watch.probeAnswered(now: now)
         case .probeFailed:
-            resubscribe(.probeFailed, now: now)
+            resubscribe(.probeFailed, now: now, handler: &handler, effects: &effects)
         default:
             break
         }
-        emit(.command(result))
+        emit(.command(result), now: now, handler: &handler, effects: &effects)
     }
 
     /// Queues a fetch of a notification's attributes (sent at `flush`).
@@ -614,26 +617,32 @@ public struct PhoneLink: ~Copyable {
     /// Subscribes again on the live link: Notification Source off, then on
     /// (Data Source in between after a failed probe). A new session: the
     /// phone replays what it holds, flagged PreExisting.
-    private mutating func resubscribe(_ why: Resubscription, now: Instant) {
+    private mutating func resubscribe<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ why: Resubscription, now: Instant, handler: inout H, effects: inout Effects<S>) {
         guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)), ns.cccdHandle != 0 else { return }
         counters.resubscriptions &+= 1
         switch why {
         case .probeFailed:
-            emit(.ended(reason: .keepAlive))
+            emit(.ended(reason: .keepAlive), now: now, handler: &handler, effects: &effects)
         case .silence:
             counters.silenceResubscriptions &+= 1
-            emit(.ended(reason: .notificationSourceSilent))
+            emit(.ended(reason: .notificationSourceSilent), now: now, handler: &handler, effects: &effects)
         }
         endSession()
         phase = .resubscribing(why)
-        writeCCCD(ns.cccdHandle, CCCDValue.none, now: now)
+        writeCCCD(ns.cccdHandle, CCCDValue.none, now: now, handler: &handler, effects: &effects)
     }
 
     /// Sends queued Control Point commands. Call after reading the events of
     /// an input: a command sent here replaces the last attribute values.
-    public mutating func flush(now: Instant) {
+    public mutating func flush<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
         guard phase == .live, controlPointHandle != 0, session.canSend else { return }
-        while let outcome = session.encodeNextCommand(into: &command, maxLength: longWrite.capacityBytes) {
+        // Each pass sends one command or drops one. The queues hold at most
+        // fetchQueueCapacity + actionQueueCapacity, and a reaction to a drop
+        // may queue one more (an alert never fetches): twice that is the
+        // loop's limit; whatever is left goes at the next flush.
+        let maxPasses = 2 * (config.session.fetchQueueCapacity + config.session.actionQueueCapacity)
+        for _ in 0..<maxPasses {
+            guard let outcome = session.encodeNextCommand(into: &command, maxLength: longWrite.capacityBytes) else { return }
             switch outcome {
             case .send:
                 if command.count <= bearer.mtu - 3 {
@@ -642,20 +651,20 @@ public struct PhoneLink: ~Copyable {
                     } catch {
                         preconditionFailure("checked against MTU - 3")
                     }
-                    submit(now: now)
+                    submit(now: now, handler: &handler, effects: &effects)
                 } else {
                     longWrite.start(handle: controlPointHandle, valueOf: command)
-                    continueLongWrite(now: now)
+                    continueLongWrite(now: now, handler: &handler, effects: &effects)
                 }
                 return
             case .dropped(let result):
-                emit(.command(result))
+                emit(.command(result), now: now, handler: &handler, effects: &effects)
             }
         }
     }
 
-    private mutating func continueLongWrite(now: Instant) {
-        if longWrite.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now) }
+    private mutating func continueLongWrite<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
+        if longWrite.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
     }
 
     // MARK: Time
@@ -668,28 +677,28 @@ public struct PhoneLink: ~Copyable {
         return next
     }
 
-    public mutating func advance(now: Instant) {
+    public mutating func advance<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
         if let timeout = bearer.checkTimeout(now: now) {
             switch timeout {
             case .transactionTimedOut:
-                emit(.error(.transactionTimeout))
+                emit(.error(.transactionTimeout), now: now, handler: &handler, effects: &effects)
                 act(.disconnect(reason: .attTimeout))
-                linkDown(reason: .attTimeout)
+                linkDown(reason: .attTimeout, now: now, handler: &handler, effects: &effects)
                 return
             case .securityGaveUp(let error, let rawTag):
                 security.gaveUp()
-                process(.response(error, tag: rawTag), pdu: Span<UInt8>(), now: now)
+                process(.response(error, tag: rawTag), pdu: Span<UInt8>(), now: now, handler: &handler, effects: &effects)
             }
         }
         if let attempt = security.advance(now: now) { raiseSecurityNow(attempt: attempt) }
         if case .waitingForPermission(let retry, let at?) = phase, now >= at {
             phase = .waitingForPermission(retry: retry, at: nil)
-            retrySubscription(retry, now: now)
+            retrySubscription(retry, now: now, handler: &handler, effects: &effects)
         }
-        if let result = session.checkTimeout(now: now) { commandFinished(result, now: now) }
+        if let result = session.checkTimeout(now: now) { commandFinished(result, now: now, handler: &handler, effects: &effects) }
         if phase == .live, !session.hasCommandInFlight {
             switch watch.advance(now: now) {
-            case .resubscribe: resubscribe(.silence, now: now)
+            case .resubscribe: resubscribe(.silence, now: now, handler: &handler, effects: &effects)
             case .probe: if session.probe() == .queued { counters.probesSent &+= 1 }
             case nil: break
             }

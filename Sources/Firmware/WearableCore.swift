@@ -37,6 +37,21 @@ public enum FirmwareEvent: Equatable, Sendable {
     case bondsNotSaved(retryInMs: Int64)
 }
 
+extension FirmwareEvent {
+    /// The end of a press's action that a link event means: delivered, or
+    /// refused by the phone (or timed out, or unsendable).
+    init?(actionEndedBy event: LinkEvent) {
+        switch event {
+        case .command(.actionDelivered(let uid, let action)):
+            self = .action(uid: uid, action: action, result: .sent)
+        case .command(.failed(.performNotificationAction(let uid, let action), let failure)):
+            self = .action(uid: uid, action: action, result: .failed(failure))
+        default:
+            return nil
+        }
+    }
+}
+
 /// A button gesture as the events report it (`index` -1: both buttons).
 public enum GestureKind: Equatable, Sendable {
     case short, long, double, chordLong
@@ -141,13 +156,15 @@ public struct WearableCore: ~Copyable {
         // counts as bonded, as the simulated phone keeps its bond.
         let bonded = controller.config.enabled
             ? !controller.bonds.isEmpty && !controller.isPairingMode : peerWasEncrypted
-        phone.linkUp(now: now, bonded: bonded)
-        absorb(now: now, into: &effects)
+        alerts.pairingMode = controller.isPairingMode
+        phone.linkUp(now: now, bonded: bonded, handler: &alerts, effects: &effects)
+        applyPatterns(now: now, into: &effects)
     }
 
     public mutating func linkDown<S: EventSink & ~Copyable>(reason: EndReason, now: Instant, into effects: inout Effects<S>) {
-        phone.linkDown(reason: reason)
-        absorb(now: now, into: &effects)
+        alerts.pairingMode = controller.isPairingMode
+        phone.linkDown(reason: reason, now: now, handler: &alerts, effects: &effects)
+        applyPatterns(now: now, into: &effects)
     }
 
     public mutating func receive<S: EventSink & ~Copyable>(_ pdu: borrowing ByteBuffer, now: Instant, into effects: inout Effects<S>) {
@@ -155,14 +172,16 @@ public struct WearableCore: ~Copyable {
     }
 
     public mutating func receive<S: EventSink & ~Copyable>(_ pdu: Span<UInt8>, now: Instant, into effects: inout Effects<S>) {
-        phone.receive(pdu, now: now)
-        absorb(now: now, into: &effects)
+        alerts.pairingMode = controller.isPairingMode
+        phone.receive(pdu, now: now, handler: &alerts, effects: &effects)
+        applyPatterns(now: now, into: &effects)
     }
 
     public mutating func securityChanged<S: EventSink & ~Copyable>(encrypted: Bool, now: Instant, into effects: inout Effects<S>) {
         if encrypted { peerWasEncrypted = true }
-        phone.securityChanged(encrypted: encrypted, now: now)
-        absorb(now: now, into: &effects)
+        alerts.pairingMode = controller.isPairingMode
+        phone.securityChanged(encrypted: encrypted, now: now, handler: &alerts, effects: &effects)
+        applyPatterns(now: now, into: &effects)
     }
 
     // MARK: Controller inputs
@@ -228,8 +247,9 @@ public struct WearableCore: ~Copyable {
     }
 
     public mutating func advance<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
-        phone.advance(now: now)
-        absorb(now: now, into: &effects)
+        alerts.pairingMode = controller.isPairingMode
+        phone.advance(now: now, handler: &alerts, effects: &effects)
+        applyPatterns(now: now, into: &effects)
         controller.advance(now: now)
         absorbController(now: now, into: &effects)
         alerts.expireRuleWaits(session: phone.session, now: now)
@@ -241,34 +261,6 @@ public struct WearableCore: ~Copyable {
     }
 
     // MARK: Policy
-
-    /// The link's events since the last call: each to the sink, then to
-    /// the policy. True if there were any.
-    @discardableResult
-    private mutating func absorb<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) -> Bool {
-        var any = false
-        while let event = phone.nextEvent() {
-            any = true
-            emit(.link(event), now: now, into: &effects)
-            react(to: event, now: now, into: &effects)
-        }
-        applyPatterns(now: now, into: &effects)
-        return any
-    }
-
-    /// Reports what the policy does not (an action's end), then lets the
-    /// alert policy react.
-    private mutating func react<S: EventSink & ~Copyable>(to event: LinkEvent, now: Instant, into effects: inout Effects<S>) {
-        switch event {
-        case .command(.actionDelivered(let uid, let action)):
-            emit(.action(uid: uid, action: action, result: .sent), now: now, into: &effects)
-        case .command(.failed(.performNotificationAction(let uid, let action), let failure)):
-            emit(.action(uid: uid, action: action, result: .failed(failure)), now: now, into: &effects)
-        default:
-            break
-        }
-        alerts.linkEvent(event, phone: &phone, pairingMode: controller.isPairingMode, now: now)
-    }
 
     /// Carries out what each recognised press means (ButtonRouter).
     private mutating func handleGestures<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
@@ -328,15 +320,13 @@ public struct WearableCore: ~Copyable {
         effects.record(event, session: phone.session, now: now)
     }
 
-    /// Sends queued Control Point commands; call once the input's events
-    /// are out (a command sent here replaces the last attribute values).
-    /// Each round either sends a command or reports one dropped, whose
-    /// reaction may queue another: four rounds at most.
+    /// Sends the next queued Control Point command. Commands the session
+    /// drops instead (reported as they go, and a reaction may queue
+    /// another) are bounded inside `PhoneLink.flush`.
     public mutating func flush<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
-        for _ in 0..<4 {
-            phone.flush(now: now)
-            if !absorb(now: now, into: &effects) { break }
-        }
+        alerts.pairingMode = controller.isPairingMode
+        phone.flush(now: now, handler: &alerts, effects: &effects)
+        applyPatterns(now: now, into: &effects)
     }
 
     public mutating func popOutgoing(into out: inout ByteBuffer) -> Bool { phone.popOutgoing(into: &out) }

@@ -111,7 +111,7 @@ struct FaultBoundTests {
     func refusedRequestEndsTheLink() {
         var config = PhoneLinkConfig()
         config.bearer.requestQueueCapacity = 2
-        var rig = LinkRig(link: PhoneLink(config: config))
+        var rig = LinkRig(link: LinkDriver(config: config))
         rig.link.linkUp(now: rig.now)
         rig.settle()
         rig.run(Script.bringUp)

@@ -223,7 +223,7 @@ nonisolated(unsafe) var fuzzBearer = ATTBearer(config: ATTBearer.Config())
 func fuzzPhoneLink(_ input: Span<UInt8>) {
     var config = PhoneLinkConfig()
     config.keepAliveQuietMs = 5_000
-    var link = PhoneLink(config: config)
+    var link = LinkDriver(config: config)
     var r = Reader(input)
     var now = Instant.zero
     var out = ByteBuffer(capacity: 517)

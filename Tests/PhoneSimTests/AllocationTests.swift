@@ -56,7 +56,7 @@ struct PhoneAllocationTests {
         for i in 0..<17 { script += "app com.example.application\(i + 10) \"App \(i)\"\n" }
         var phone = PhoneCore(config: PhoneConfig())
         try phone.load(script)
-        var link = PhoneLink(config: PhoneLinkConfig())
+        var link = LinkDriver(config: PhoneLinkConfig())
         var now = Instant(ms: 0)
         var out = ByteBuffer(capacity: 600)
         var names = 0

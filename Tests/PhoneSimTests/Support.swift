@@ -106,7 +106,7 @@ extension PhoneEvent {
 /// bonded when the phone does (`linkUp(now:bonded:)`), as the controller's
 /// bond store would.
 struct Loopback: ~Copyable {
-    var nc: PhoneLink
+    var nc: LinkDriver
     var phone: PhoneCore
     var now = Instant(ms: 1_000)
     var ncEvents: [LinkEvent] = []
@@ -126,7 +126,7 @@ struct Loopback: ~Copyable {
     var unansweredRaises = 0
 
     init(phone: PhoneConfig = PhoneConfig(), wearable: PhoneLinkConfig = PhoneLinkConfig(), script: String? = nil) {
-        nc = PhoneLink(config: wearable)
+        nc = LinkDriver(config: wearable)
         self.phone = PhoneCore(config: phone)
         if let script {
             do {
@@ -263,10 +263,10 @@ struct Loopback: ~Copyable {
         truncated = []
         for raw in 0..<UInt8(8) {
             let id = NotificationAttributeID(rawValue: raw)!
-            guard nc.session.attributeReceived(id) else { continue }
-            let value = nc.session.attributeValue(id)
+            guard nc.link.session.attributeReceived(id) else { continue }
+            let value = nc.link.session.attributeValue(id)
             attributes[id] = (0..<value.count).map { value[$0] }
-            if nc.session.attributeTruncated(id) { truncated.insert(raw) }
+            if nc.link.session.attributeTruncated(id) { truncated.insert(raw) }
         }
     }
 

@@ -32,7 +32,6 @@ public struct FloodReport: Sendable, CustomStringConvertible {
     public var firmwareDrops: UInt64 = 0
     public var tableEvictions: UInt64 = 0
     public var notificationSourceDropped: UInt64 = 0
-    public var linkEventsDropped: UInt64 = 0
     public var patternsRefused: UInt64 = 0
     public var patternsEvicted: UInt64 = 0
     public var rssBeforeKiB = 0
@@ -57,7 +56,7 @@ public struct FloodReport: Sendable, CustomStringConvertible {
         }
         return "sent \(eventsSent) in \(f(seconds)) s (\(Int(achievedPerSecond))/s, phone max lag \(f(maxPhoneLagMs)) ms); "
             + "seen \(notificationsSeen); drops: table evictions \(tableEvictions), NS dropped \(notificationSourceDropped), "
-            + "link events \(linkEventsDropped), reported drop events \(firmwareDrops), "
+            + "reported drop events \(firmwareDrops), "
             + "patterns refused \(patternsRefused), evicted \(patternsEvicted); RSS \(rssBeforeKiB) -> \(rssAfterKiB) KiB; "
             + "loop allocations after 1 s: \(loopAllocations) in \(loopSteps) steps; call lit \(callLit) \(f(callLitAfterUs)) µs after it was sent, "
             + "steps without its ring \(stepsWithoutRing), ring after flood \(ringAfterFlood)"
@@ -200,7 +199,6 @@ public enum Flood {
         report.ringAfterFlood = ringing(rig.runner, callUID, ledCall, vibration)
         report.tableEvictions = rig.runner.core.phone.session.counters.tableEvictions
         report.notificationSourceDropped = rig.runner.core.phone.session.counters.notificationSourceDropped
-        report.linkEventsDropped = rig.runner.core.phone.counters.eventsDropped
         report.patternsRefused = rig.runner.core.playerCounters.refusedFull
         report.patternsEvicted = rig.runner.core.playerCounters.evicted
         report.firmwareDrops = rig.runner.effects.sink.drops
