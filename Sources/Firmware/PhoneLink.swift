@@ -6,9 +6,10 @@
 // their own (SecurityRaise.swift, NotificationSourceWatch.swift).
 //
 // Outputs: PDUs in the bearer's outbox, `LinkAction`s for the platform
-// (raise security, disconnect: one slot each, so none is lost) and
-// `LinkEvent`s for the policy, in a bounded ring drained after every input
-// (refusals counted). Control Point commands are encoded only in `flush`.
+// (raise security, disconnect: one slot each, so none is lost), and each
+// `LinkEvent` as it happens: to the sink in the caller's `Effects`, then
+// to the handler (the policy), both lent the session. Control Point
+// commands are encoded only in `flush`.
 //
 // Why each procedure is shaped as it is (bring-up order, Service Changed,
 // the keep-alive, long writes, and the real-iPhone quirks: permission

@@ -1,8 +1,9 @@
 // The wearable as one sans-IO value: the phone link, and around it what the
 // wearer sees, feels and presses (policy, patterns, buttons). Inputs come
-// from the runner with its `Effects`: events go to the sink as they happen;
-// PDUs, management commands, link actions and line changes wait in the
-// bounded places that own them until the runner settles.
+// from the runner with its `Effects`: events go to the sink as they happen
+// (the link's straight from PhoneLink, which then hands them to the alert
+// policy); PDUs, management commands, link actions and line changes wait
+// in the bounded places that own them until the runner settles.
 //
 // Who does what (docs/architecture.md has the picture):
 // - AlertPolicy: what plays for each notification (replay, lasting alerts,
