@@ -1,0 +1,56 @@
+import Config
+import Testing
+import TestSupport
+
+/// The parsers work on the file's UTF-8 bytes. A file is read with
+/// `String(decoding:as:)`, so a byte that is not UTF-8 arrives as U+FFFD
+/// (three bytes, EF BF BD); these pin down what happens to it, and that
+/// names compare byte for byte.
+@Suite("Bytes in the files")
+struct ByteTests {
+    /// The text the firmware gets from a file holding `bytes`.
+    private func decoded(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    private static let rest = Array("chip sim\noutput a\nbutton b\n".utf8)
+
+    @Test("a non-UTF-8 byte in one of our names is refused on its line, shown as U+FFFD")
+    func badByteInName() {
+        let text = decoded(Array("name caf".utf8) + [0xFF] + [0x0A] + Self.rest)
+        #expect(boardError(text) == ConfigError(line: 1, .badLine, "the board name 'caf\u{FFFD}' may use only letters, digits, '-', '_' and '.'"))
+    }
+
+    @Test("a non-UTF-8 byte in a kernel line name is kept as U+FFFD, three bytes long")
+    func badByteInLineName() throws {
+        let good = decoded(Array("name x\nchip sim\noutput a line=GPIO".utf8) + [0xFE] + Array("\nbutton b\n".utf8))
+        #expect(try board(good).outputs[0].line == .named("GPIO\u{FFFD}"))
+        // 29 ASCII bytes and one bad byte: 32 bytes once decoded.
+        let long = decoded(Array("name x\noutput a line=".utf8) + [UInt8](repeating: 0x41, count: 29) + [0xFE] + Array("\nbutton b\n".utf8))
+        #expect(boardError(long) == ConfigError(line: 2, .badLine, "line name '\(String(repeating: "A", count: 29))\u{FFFD}' is longer than 31 bytes, so no such line or chip can exist"))
+    }
+
+    @Test("a cut-off UTF-8 sequence before a newline does not move the line numbers")
+    func truncatedSequence() {
+        let text = decoded(Array("name x\n# caf".utf8) + [0xC3] + Array("\ncolour red\n".utf8))
+        #expect(boardError(text) == ConfigError(line: 3, .unknownKey, "unknown setting 'colour': a board file has name, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
+    }
+
+    @Test("an unknown setting in non-ASCII text is quoted back as written")
+    func nonASCIISetting() {
+        #expect(boardError("name x\ncouleur→ rouge\n") == ConfigError(line: 2, .unknownKey, "unknown setting 'couleur→': a board file has name, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
+        #expect(policyError("alert Social led-notify=\"clignoté\"\n") == ConfigError(line: 1, .unknownPattern, "no pattern named 'clignoté': define it with a line like `pattern clignoté on 200 off 800` (patterns: none)"))
+    }
+
+    @Test("a NUL byte is an ordinary byte: refused in our names, kept in kernel names")
+    func nulByte() throws {
+        #expect(boardError("name a\u{0}b\n") == ConfigError(line: 1, .badLine, "the board name 'a\u{0}b' may use only letters, digits, '-', '_' and '.'"))
+        #expect(try board("name x\nchip sim\noutput a line=G\u{0}1\nbutton b\n").outputs[0].line == .named("G\u{0}1"))
+    }
+
+    @Test("rule values keep their bytes, quotes and escapes removed")
+    func ruleBytes() throws {
+        let policy = try PolicyConfig.parse(
+            "pattern p on 100\nrule app=\"com.example.a b\" title=\"sa\\\"y \\\\ é\" led-notify=p\n", board: simBoard)
+        #expect(policy.rules[0].app == "com.example.a b")
+        #expect(Array(policy.rules[0].titleContains?.utf8 ?? "".utf8) == Array("sa\"y \\ é".utf8))
+    }
+}
