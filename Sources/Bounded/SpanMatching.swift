@@ -33,3 +33,11 @@ extension Span where Element == UInt8 {
         return false
     }
 }
+
+extension String {
+    /// Whether the two have the same UTF-8 bytes. `==` on `String` holds
+    /// canonically equivalent text equal (é as one scalar or as e and a
+    /// combining accent), which links the Unicode normalisation tables into
+    /// an Embedded build; names from the configuration compare as bytes.
+    public func utf8Equals(_ other: String) -> Bool { utf8.elementsEqual(other.utf8) }
+}

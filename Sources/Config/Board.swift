@@ -3,6 +3,7 @@
 // firmware refers to outputs and buttons by their index in `outputs` and
 // `buttons`, in file order. Syntax: docs/config.md.
 
+import Bounded
 import Feedback
 
 /// The pull resistor asked of the GPIO driver for an input line.
@@ -95,8 +96,10 @@ public struct BoardConfig: Equatable, Sendable {
         self.doublePressGapMs = doublePressGapMs
     }
 
-    public func outputIndex(named name: String) -> Int? { outputs.firstIndex { $0.name == name } }
-    public func buttonIndex(named name: String) -> Int? { buttons.firstIndex { $0.name == name } }
+    /// By the name's bytes (`parse` keeps names to ASCII letters, digits,
+    /// `-`, `_` and `.`, where bytes and `String`'s `==` agree).
+    public func outputIndex(named name: String) -> Int? { outputs.firstIndex { $0.name.utf8Equals(name) } }
+    public func buttonIndex(named name: String) -> Int? { buttons.firstIndex { $0.name.utf8Equals(name) } }
 
     /// The chip `spec` is on: its own, else the board's (nil: any chip).
     public func chip(of spec: LineSpec) -> String? { spec.chip ?? chip }
@@ -128,6 +131,12 @@ extension LineRef {
     }
 }
 
+extension BoardConfig {
+    /// The output or button whose name has `name`'s bytes.
+    func outputIndex(of name: Text) -> Int? { outputs.firstIndex { name.matches($0.name) } }
+    func buttonIndex(of name: Text) -> Int? { buttons.firstIndex { name.matches($0.name) } }
+}
+
 extension ConfigLine {
     /// The words after the directive; `name=sim` is read as `name sim`.
     var arguments: [Word] {
@@ -154,22 +163,22 @@ private struct BoardParser {
             try once(&nameLine, line)
             let name = try single(args, line, example: "name my-wearable")
             try Words.checkName(name, what: "the board", line: line.number)
-            board.name = name
+            board.name = name.description
         case "chip":
             try once(&chipLine, line)
             let chip = try single(args, line, example: "chip gpiochip0")
-            if chip == "sim" {
+            if chip.matches("sim") {
                 board.simulated = true
             } else {
                 try checkKernelName(chip, what: "chip", line: line.number)
-                board.chip = chip
+                board.chip = chip.description
             }
         case "output":
             guard board.outputs.count < BoardConfig.maxOutputs else {
                 throw ConfigError(line: line.number, .badLine, "a board has at most \(BoardConfig.maxOutputs) outputs")
             }
             let spec = try lineSpec(args, isOutput: true, line: line.number)
-            try checkNewName(spec.name, line: line.number)
+            try checkNewName(args[0].key, line: line.number)  // the name: lineSpec has checked it is there
             board.outputs.append(spec)
             outputLines.append(line.number)
         case "button":
@@ -179,7 +188,7 @@ private struct BoardParser {
                     "a board has at most \(BoardConfig.maxButtons) buttons (each one takes a slot in the poll table)")
             }
             let spec = try lineSpec(args, isOutput: false, line: line.number)
-            try checkNewName(spec.name, line: line.number)
+            try checkNewName(args[0].key, line: line.number)
             board.buttons.append(spec)
             buttonLines.append(line.number)
         case "debounce-ms":
@@ -232,21 +241,30 @@ private struct BoardParser {
 
     /// Two specs name the same line when the line matches and so does the
     /// chip; a named line with no chip may be on any chip, so it clashes
-    /// with the same name anywhere.
+    /// with the same name anywhere. Names compare as bytes, as the kernel
+    /// compares them.
     private func sameLine(_ a: LineSpec, _ b: LineSpec) -> Bool {
-        guard a.line == b.line else { return false }
+        switch (a.line, b.line) {
+        case (.offset(let x), .offset(let y)) where x == y: break
+        case (.named(let x), .named(let y)) where x.utf8Equals(y): break
+        default: return false
+        }
         let chipA = board.chip(of: a)
         let chipB = board.chip(of: b)
-        if chipA == chipB { return true }
+        switch (chipA, chipB) {
+        case (nil, nil): return true
+        case (.some(let x), .some(let y)) where x.utf8Equals(y): return true
+        default: break
+        }
         if case .named = a.line { return chipA == nil || chipB == nil }
         return false
     }
 
-    private func checkNewName(_ name: String, line: Int) throws(ConfigError) {
-        if let i = board.outputIndex(named: name) {
+    private func checkNewName(_ name: Text, line: Int) throws(ConfigError) {
+        if let i = board.outputIndex(of: name) {
             throw ConfigError(line: line, .duplicate, "\(name) is already defined as an output on line \(outputLines[i])")
         }
-        if let i = board.buttonIndex(named: name) {
+        if let i = board.buttonIndex(of: name) {
             throw ConfigError(line: line, .duplicate, "\(name) is already defined as a button on line \(buttonLines[i])")
         }
     }
@@ -260,8 +278,9 @@ private struct BoardParser {
         }
         let name = try Words.bare(first, what: "the \(role)'s name", line: line)
         try Words.checkName(name, what: "the \(role)", line: line)
-        var spec = LineSpec(name: name, line: .named(name), kind: name == "vibration" ? .motor : .led)
-        var seen: [String] = []
+        let nameString = name.description
+        var spec = LineSpec(name: nameString, line: .named(nameString), kind: name.matches("vibration") ? .motor : .led)
+        var seen: [Text] = []
         for word in args.dropFirst() {
             guard word.value != nil else {
                 throw ConfigError(line: line, .badLine, "unexpected '\(word.key)': \(role) options are written key=value")
@@ -283,11 +302,11 @@ private struct BoardParser {
                     spec.line = .offset(Int(offset))
                 } else {
                     try checkKernelName(value, what: "line name", line: line)
-                    spec.line = .named(value)
+                    spec.line = .named(value.description)
                 }
             case "chip":
                 try checkKernelName(value, what: "chip", line: line)
-                spec.chip = value
+                spec.chip = value.description
             case "active-low":
                 spec.activeLow = try Words.yesNo(value, what: "active-low", line: line)
             case "kind" where isOutput:
@@ -318,8 +337,8 @@ private struct BoardParser {
     }
 
     /// Line and chip names go to the kernel: any bytes but at most 31.
-    private func checkKernelName(_ name: String, what: String, line: Int) throws(ConfigError) {
-        guard name.utf8.count <= Words.maxNameBytes else {
+    private func checkKernelName(_ name: Text, what: String, line: Int) throws(ConfigError) {
+        guard name.byteCount <= Words.maxNameBytes else {
             throw ConfigError(
                 line: line, .badLine,
                 "\(what) '\(name)' is longer than \(Words.maxNameBytes) bytes, so no such line or chip can exist")
@@ -333,7 +352,7 @@ private struct BoardParser {
         seenLine = line.number
     }
 
-    private func single(_ args: [Word], _ line: ConfigLine, example: String) throws(ConfigError) -> String {
+    private func single(_ args: [Word], _ line: ConfigLine, example: String) throws(ConfigError) -> Text {
         guard args.count == 1, args[0].value == nil, !args[0].key.isEmpty else {
             throw ConfigError(line: line.number, .badLine, "\(line.verb) takes one value: e.g. `\(example)`")
         }
@@ -342,6 +361,6 @@ private struct BoardParser {
 
     private func milliseconds(_ args: [Word], _ line: ConfigLine, range: ClosedRange<Int64>) throws(ConfigError) -> Int64 {
         let text = try single(args, line, example: "\(line.verb) \(range.lowerBound)")
-        return try Words.integer(text, in: range, what: line.verb, unit: " ms", line: line.number)
+        return try Words.integer(text, in: range, what: line.verb.description, unit: " ms", line: line.number)
     }
 }

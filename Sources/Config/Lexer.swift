@@ -3,11 +3,51 @@
 // (with `\"` and `\\` inside them); `#` outside quotes starts a comment.
 // Blank and comment-only lines produce no `ConfigLine`, so every line the
 // parsers see has a first word.
+//
+// Bytes throughout: a word's key and value are `Text`, slices of one buffer
+// per line holding the line's words with quotes and escapes removed, and
+// keywords are matched against `StaticString` literals byte for byte. No
+// `String` is compared or hashed while parsing (in the Embedded build that
+// would link the Unicode normalisation tables); a `String` is made only for a
+// name the parsed configuration keeps, and for a message.
+
+/// A word's key or value: UTF-8 bytes, compared byte for byte.
+struct Text: Equatable, Sendable, CustomStringConvertible {
+    var bytes: ArraySlice<UInt8>
+
+    init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+
+    var isEmpty: Bool { bytes.isEmpty }
+    var byteCount: Int { bytes.count }
+
+    /// The text as written, for messages and for names the configuration keeps.
+    var description: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Whether the bytes are exactly `literal`'s.
+    func matches(_ literal: StaticString) -> Bool {
+        literal.withUTF8Buffer { other in
+            guard other.count == bytes.count else { return false }
+            var i = bytes.startIndex
+            for byte in other {
+                guard bytes[i] == byte else { return false }
+                i += 1
+            }
+            return true
+        }
+    }
+
+    /// Whether the bytes are exactly `string`'s UTF-8 (not `String`'s
+    /// `==`, which compares Unicode canonical equivalents as equal).
+    func matches(_ string: String) -> Bool { bytes.elementsEqual(string.utf8) }
+}
+
+/// `case "on":` in a `switch` over a `Text`.
+func ~= (pattern: StaticString, value: Text) -> Bool { value.matches(pattern) }
 
 /// One word of a line: `key`, or `key=value` (`value` may be empty).
 struct Word: Equatable, Sendable {
-    var key: String
-    var value: String?
+    var key: Text
+    var value: Text?
 }
 
 struct ConfigLine: Sendable {
@@ -16,7 +56,7 @@ struct ConfigLine: Sendable {
     var words: [Word]
 
     /// The directive: the first word's key.
-    var verb: String { words[0].key }
+    var verb: Text { words[0].key }
 }
 
 enum Lexer {
@@ -36,22 +76,32 @@ enum Lexer {
         return result
     }
 
+    /// Where one word's key and value are in the line's buffer.
+    private struct Bounds {
+        var key: Range<Int>
+        var value: Range<Int>?
+    }
+
     static func words(_ line: ArraySlice<UInt8>, line number: Int) throws(ConfigError) -> [Word] {
-        var words: [Word] = []
-        var key: [UInt8] = []
-        var value: [UInt8] = []
+        // The words' bytes, quotes and escapes removed (never longer than the line).
+        var out: [UInt8] = []
+        out.reserveCapacity(line.count)
+        var bounds: [Bounds] = []
+        var keyStart = 0
+        var valueStart = 0
         var inWord = false
         var inQuotes = false
         var hasValue = false
         var i = line.startIndex
 
         func finish() throws(ConfigError) {
-            if hasValue && key.isEmpty {
-                throw ConfigError(line: number, .badLine, "'=\(text(value))' has no name before the '='")
+            let keyEnd = hasValue ? valueStart : out.count
+            if hasValue && keyEnd == keyStart {
+                let value = String(decoding: out[valueStart..<out.count], as: UTF8.self)
+                throw ConfigError(line: number, .badLine, "'=\(value)' has no name before the '='")
             }
-            words.append(Word(key: text(key), value: hasValue ? text(value) : nil))
-            key.removeAll()
-            value.removeAll()
+            bounds.append(Bounds(key: keyStart..<keyEnd, value: hasValue ? valueStart..<out.count : nil))
+            keyStart = out.count
             inWord = false
             hasValue = false
         }
@@ -65,9 +115,9 @@ enum Lexer {
                     line[i + 1] == Byte.quote || line[i + 1] == Byte.backslash
                 {
                     i += 1
-                    if hasValue { value.append(line[i]) } else { key.append(line[i]) }
+                    out.append(line[i])
                 } else {
-                    if hasValue { value.append(byte) } else { key.append(byte) }
+                    out.append(byte)
                 }
             } else if byte == Byte.space || byte == Byte.tab || byte == Byte.carriageReturn {
                 if inWord { try finish() }
@@ -79,9 +129,10 @@ enum Lexer {
             } else if byte == Byte.equals && !hasValue {
                 inWord = true
                 hasValue = true
+                valueStart = out.count
             } else {
                 inWord = true
-                if hasValue { value.append(byte) } else { key.append(byte) }
+                out.append(byte)
             }
             i += 1
         }
@@ -89,10 +140,13 @@ enum Lexer {
             throw ConfigError(line: number, .badLine, "a double quote is not closed: end the text with \"")
         }
         if inWord { try finish() }
+        var words: [Word] = []
+        words.reserveCapacity(bounds.count)
+        for b in bounds {
+            words.append(Word(key: Text(out[b.key]), value: b.value.map { Text(out[$0]) }))
+        }
         return words
     }
-
-    private static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 }
 
 enum Byte {
@@ -104,8 +158,10 @@ enum Byte {
     static let hash: UInt8 = 0x23
     static let comma: UInt8 = 0x2C
     static let minus: UInt8 = 0x2D
+    static let dot: UInt8 = 0x2E
     static let equals: UInt8 = 0x3D
     static let backslash: UInt8 = 0x5C
+    static let underscore: UInt8 = 0x5F
     static let zero: UInt8 = 0x30
     static let nine: UInt8 = 0x39
 }

@@ -5,6 +5,7 @@
 // index. Syntax: docs/config.md; parser: PolicyParser.swift.
 
 import ANCS
+import Bounded
 import Feedback
 
 /// One output playing one pattern: indices into `BoardConfig.outputs` and
@@ -28,10 +29,10 @@ public struct NamedPattern: Equatable, Sendable {
         self.pattern = pattern
     }
 
-    /// Same name and the same steps, repeats and final level (`Pattern`
-    /// itself does not compare).
+    /// Same name (bytes) and the same steps, repeats and final level
+    /// (`Pattern` itself does not compare).
     public static func == (a: NamedPattern, b: NamedPattern) -> Bool {
-        guard a.name == b.name, a.pattern.stepCount == b.pattern.stepCount, a.pattern.repeats == b.pattern.repeats,
+        guard a.name.utf8Equals(b.name), a.pattern.stepCount == b.pattern.stepCount, a.pattern.repeats == b.pattern.repeats,
             a.pattern.finalLevel == b.pattern.finalLevel
         else { return false }
         for i in 0..<a.pattern.stepCount where a.pattern[step: i] != b.pattern[step: i] { return false }
@@ -181,7 +182,8 @@ public struct PolicyConfig: Equatable, Sendable {
         alerts[Int(category.effective.rawValue)] ?? alerts[0] ?? Alert(outputs: [])
     }
 
-    public func patternIndex(named name: String) -> Int? { patterns.firstIndex { $0.name == name } }
+    /// By the name's bytes (pattern names are ASCII, checked by `parse`).
+    public func patternIndex(named name: String) -> Int? { patterns.firstIndex { $0.name.utf8Equals(name) } }
 
     /// The attributes the rules that could apply to `category` need
     /// fetched: AppIdentifier if one matches on app, Title if one matches on
@@ -200,8 +202,8 @@ public struct PolicyConfig: Equatable, Sendable {
         let lines = try Lexer.lines(text)
         // Patterns first, so the other lines may use a pattern defined
         // further down.
-        for line in lines where line.verb == "pattern" { try parser.takePattern(line) }
-        for line in lines where line.verb != "pattern" { try parser.take(line) }
+        for line in lines where line.verb.matches("pattern") { try parser.takePattern(line) }
+        for line in lines where !line.verb.matches("pattern") { try parser.take(line) }
         return try parser.finish()
     }
 }

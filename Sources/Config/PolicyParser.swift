@@ -1,9 +1,12 @@
 // The policy file parser. Lines are taken one at a time (patterns first, so
 // any line may use a pattern defined further down); checks that need the
 // whole file (a pattern that never ends where nothing would stop it) run in
-// `finish` and still point at the line to change.
+// `finish` and still point at the line to change. Keywords and names are
+// matched as bytes (`Text`, Lexer.swift); Strings are made for what the
+// policy keeps (pattern names, a rule's app and title) and for messages.
 
 import ANCS
+import Bounded
 import Feedback
 
 struct PolicyParser {
@@ -51,7 +54,7 @@ struct PolicyParser {
     mutating func takePattern(_ line: ConfigLine) throws(ConfigError) {
         let number = line.number
         // `on=200` reads as `on 200`: the tokens are the words' keys and values.
-        var tokens: [String] = []
+        var tokens: [Text] = []
         for word in line.arguments {
             tokens.append(word.key)
             if let value = word.value { tokens.append(value) }
@@ -60,7 +63,7 @@ struct PolicyParser {
             throw ConfigError(line: number, .badLine, "pattern needs a name and steps: e.g. `pattern blink on 200 off 800`")
         }
         try Words.checkName(name, what: "the pattern", line: number)
-        if let i = patterns.firstIndex(where: { $0.name == name }) {
+        if let i = patterns.firstIndex(where: { name.matches($0.name) }) {
             throw ConfigError(line: number, .duplicate, "pattern \(name) is already defined on line \(patternLines[i])")
         }
         guard patterns.count < PolicyConfig.maxPatterns else {
@@ -70,7 +73,7 @@ struct PolicyParser {
         var repeats: PatternRepeat? = nil
         var finalLevel: OutputLevel? = nil
         var i = 1
-        func next(after keyword: String, expecting: String) throws(ConfigError) -> String {
+        func next(after keyword: Text, expecting: String) throws(ConfigError) -> Text {
             guard i + 1 < tokens.count else {
                 throw ConfigError(line: number, .badLine, "'\(keyword)' must be followed by \(expecting)")
             }
@@ -82,15 +85,15 @@ struct PolicyParser {
             switch token {
             case "on", "off":
                 let text = try next(after: token, expecting: "a duration in ms")
-                let ms = try Words.integer(text, in: Pattern.durationRangeMs, what: token, unit: " ms", line: number)
+                let ms = try Words.integer(text, in: Pattern.durationRangeMs, what: token.description, unit: " ms", line: number)
                 guard steps.count < Pattern.maxSteps else {
                     throw ConfigError(line: number, .badLine, "pattern \(name) has more than \(Pattern.maxSteps) steps")
                 }
-                steps.append(PatternStep(token == "on" ? .on : .off, durationMs: ms))
+                steps.append(PatternStep(token.matches("on") ? .on : .off, durationMs: ms))
             case "repeat":
                 guard repeats == nil else { throw ConfigError(line: number, .duplicate, "repeat is given twice") }
                 let text = try next(after: token, expecting: "a count or `forever`")
-                if text == "forever" {
+                if text.matches("forever") {
                     repeats = .untilStopped
                 } else {
                     let range = Int64(Pattern.repeatCountRange.lowerBound)...Int64(Pattern.repeatCountRange.upperBound)
@@ -113,10 +116,10 @@ struct PolicyParser {
         }
         do {
             let pattern = try Pattern(steps, repeats: repeats ?? .times(1), finalLevel: finalLevel)
-            patterns.append(NamedPattern(name: name, pattern: pattern))
+            patterns.append(NamedPattern(name: name.description, pattern: pattern))
             patternLines.append(number)
         } catch {
-            throw ConfigError(line: number, .badLine, Self.message(error, pattern: name))
+            throw ConfigError(line: number, .badLine, Self.message(error, pattern: name.description))
         }
     }
 
@@ -165,7 +168,7 @@ struct PolicyParser {
         }
         let category = try Self.category(try Words.bare(first, what: "the category", line: number), line: number)
         let c = Int(category.rawValue)
-        let isImportant = args.dropFirst().contains { $0.key == "important" && $0.value == nil }
+        let isImportant = args.dropFirst().contains { $0.key.matches("important") && $0.value == nil }
         var outputs: [OutputPattern] = []
         var priority: UInt8? = nil
         var until: Bool? = nil
@@ -180,7 +183,7 @@ struct PolicyParser {
                         "\(word.key)= goes on the `alert \(first.key)` line; the important line lists only output=pattern")
                 }
                 let value = try Words.value(word, line: number)
-                if word.key == "priority" {
+                if word.key.matches("priority") {
                     guard priority == nil else { throw ConfigError(line: number, .duplicate, "priority= is given twice") }
                     priority = UInt8(try Words.integer(value, in: 0...255, what: "priority", line: number))
                 } else {
@@ -223,7 +226,7 @@ struct PolicyParser {
             throw ConfigError(line: number, .badLine, "a policy has at most \(PolicyConfig.maxRules) rules")
         }
         var rule = Rule(outputs: [])
-        var seen: [String] = []
+        var seen: [Text] = []
         for word in line.arguments {
             switch word.key {
             case "app", "title", "category", "priority":
@@ -233,8 +236,8 @@ struct PolicyParser {
                 seen.append(word.key)
                 let value = try Words.value(word, line: number)
                 switch word.key {
-                case "app": rule.app = value
-                case "title": rule.titleContains = value
+                case "app": rule.app = value.description
+                case "title": rule.titleContains = value.description
                 case "category": rule.category = try Self.category(value, line: number)
                 default: rule.priority = UInt8(try Words.integer(value, in: 0...255, what: "priority", line: number))
                 }
@@ -246,8 +249,10 @@ struct PolicyParser {
             throw ConfigError(
                 line: number, .badLine, "a rule needs app=, title= or category= to say what it matches")
         }
+        // By bytes, as the rules match (AlertPolicy.applyRules).
         if let i = rules.firstIndex(where: {
-            $0.app == rule.app && $0.titleContains == rule.titleContains && $0.category == rule.category
+            Self.sameBytes($0.app, rule.app) && Self.sameBytes($0.titleContains, rule.titleContains)
+                && $0.category == rule.category
         }) {
             throw ConfigError(
                 line: number, .duplicate,
@@ -267,18 +272,18 @@ struct PolicyParser {
             throw ConfigError(line: number, .badLine, "unread needs an output: e.g. `unread led-notify categories=Social,Email`")
         }
         let name = try Words.bare(first, what: "the unread output", line: number)
-        guard let output = board.outputIndex(named: name) else {
+        guard let output = board.outputIndex(of: name) else {
             throw ConfigError(line: number, .badLine, "\(name) is not an output of board \(board.name) (outputs: \(outputNames))")
         }
         var categories: UInt16? = nil
         for word in args.dropFirst() {
-            guard word.key == "categories" else {
+            guard word.key.matches("categories") else {
                 throw ConfigError(line: number, .unknownKey, "unknown unread option '\(word.key)': use categories=")
             }
             guard categories == nil else { throw ConfigError(line: number, .duplicate, "categories= is given twice") }
             var bits: UInt16 = 0
-            for name in try Words.value(word, line: number).split(separator: ",", omittingEmptySubsequences: false) {
-                bits |= 1 << UInt16(try Self.category(String(name), line: number).rawValue)
+            for name in try Words.value(word, line: number).bytes.split(separator: Byte.comma, omittingEmptySubsequences: false) {
+                bits |= 1 << UInt16(try Self.category(Text(name), line: number).rawValue)
             }
             categories = bits
         }
@@ -296,7 +301,7 @@ struct PolicyParser {
             throw ConfigError(line: number, .badLine, "button needs a name: e.g. `button accept short=positive long=none`")
         }
         let name = try Words.bare(first, what: "the button's name", line: number)
-        guard let button = board.buttonIndex(named: name) else {
+        guard let button = board.buttonIndex(of: name) else {
             throw ConfigError(
                 line: number, .badLine,
                 "\(name) is not a button of board \(board.name) (buttons: \(Words.list(board.buttons.map { $0.name })))")
@@ -307,9 +312,9 @@ struct PolicyParser {
         guard args.count > 1 else {
             throw ConfigError(line: number, .badLine, "button \(name) needs short= and/or long=")
         }
-        var seen: [String] = []
+        var seen: [Text] = []
         for word in args.dropFirst() {
-            guard word.key == "short" || word.key == "long" else {
+            guard word.key.matches("short") || word.key.matches("long") else {
                 throw ConfigError(line: number, .unknownKey, "unknown button option '\(word.key)': use short= or long=")
             }
             guard !seen.contains(word.key) else { throw ConfigError(line: number, .duplicate, "\(word.key)= is given twice") }
@@ -322,7 +327,7 @@ struct PolicyParser {
             case let other:
                 throw ConfigError(line: number, .badLine, "\(word.key) takes positive, negative or none, not '\(other)'")
             }
-            if word.key == "short" { shortPress[button] = action } else { longPress[button] = action }
+            if word.key.matches("short") { shortPress[button] = action } else { longPress[button] = action }
         }
         buttonLines[button] = number
     }
@@ -330,8 +335,8 @@ struct PolicyParser {
     private mutating func takeFeedback(_ line: ConfigLine) throws(ConfigError) {
         let number = line.number
         let args = line.arguments
-        let events = ["action-failed", "nothing-to-do", "pairing", "waiting-permission", "settings-error"]
-        guard let first = args.first, first.value == nil, let event = events.firstIndex(of: first.key) else {
+        let events: [StaticString] = ["action-failed", "nothing-to-do", "pairing", "waiting-permission", "settings-error"]
+        guard let first = args.first, first.value == nil, let event = events.firstIndex(where: { first.key.matches($0) }) else {
             throw ConfigError(
                 line: number, .unknownKey,
                 "feedback is for action-failed, nothing-to-do, pairing, waiting-permission or settings-error: e.g. `feedback action-failed vibration=failure`")
@@ -406,7 +411,7 @@ struct PolicyParser {
     /// `output=pattern`; `keys` names the line's other keys for the message
     /// when the word is neither.
     private func outputPattern(_ word: Word, keys: String, line: Int) throws(ConfigError) -> OutputPattern {
-        guard let output = board.outputIndex(named: word.key) else {
+        guard let output = board.outputIndex(of: word.key) else {
             throw ConfigError(
                 line: line, .badLine,
                 "'\(word.key)' is neither an output of board \(board.name) (outputs: \(outputNames)) nor a key here (\(keys))")
@@ -414,7 +419,7 @@ struct PolicyParser {
         guard let name = word.value, !name.isEmpty else {
             throw ConfigError(line: line, .badLine, "\(word.key) needs a pattern: write \(word.key)=<pattern>")
         }
-        guard let pattern = patterns.firstIndex(where: { $0.name == name }) else {
+        guard let pattern = patterns.firstIndex(where: { name.matches($0.name) }) else {
             throw ConfigError(
                 line: line, .unknownPattern,
                 "no pattern named '\(name)': define it with a line like `pattern \(name) on 200 off 800` (patterns: \(Words.list(patterns.map { $0.name })))"
@@ -430,9 +435,17 @@ struct PolicyParser {
         list.append(pair)
     }
 
-    static func category(_ name: String, line: Int) throws(ConfigError) -> CategoryID {
-        let bytes = Array(name.utf8)
-        if let category = CategoryID(name: bytes.span) { return category }
+    /// Both absent, or the same UTF-8 bytes.
+    private static func sameBytes(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case (.some(let x), .some(let y)): x.utf8Equals(y)
+        default: false
+        }
+    }
+
+    static func category(_ name: Text, line: Int) throws(ConfigError) -> CategoryID {
+        if let category = CategoryID(name: name.bytes.span) { return category }
         var names: [String] = []
         for raw in 0..<UInt8(CategoryID.knownCount) { names.append(Words.string(CategoryID(rawValue: raw).name)) }
         throw ConfigError(line: line, .badCategory, "unknown category '\(name)': use one of \(Words.list(names))")

@@ -1,5 +1,6 @@
 // Value parsers shared by the board and policy parsers: numbers, yes/no,
 // names. Each takes the line number so its error can point at the line.
+// They read a word's bytes (`Text`); only the messages make Strings.
 
 enum Words {
     /// The longest name the kernel keeps for a line, chip or consumer (32
@@ -9,16 +10,16 @@ enum Words {
 
     /// A decimal integer, optionally negative (so a negative duration is
     /// reported as out of range rather than as "not a number").
-    static func integer(_ text: String) -> Int64? {
-        var bytes = Array(text.utf8)
+    static func integer(_ text: Text) -> Int64? {
+        var digits = text.bytes
         var negative = false
-        if bytes.first == Byte.minus {
+        if digits.first == Byte.minus {
             negative = true
-            bytes.removeFirst()
+            digits = digits.dropFirst()
         }
-        guard !bytes.isEmpty, bytes.count <= 18 else { return nil }
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
         var value: Int64 = 0
-        for byte in bytes {
+        for byte in digits {
             guard byte >= Byte.zero && byte <= Byte.nine else { return nil }
             value = value * 10 + Int64(byte - Byte.zero)
         }
@@ -27,7 +28,7 @@ enum Words {
 
     /// `text` as a number in `range`, for the setting `what`.
     static func integer(
-        _ text: String, in range: ClosedRange<Int64>, what: String, unit: String = "", line: Int
+        _ text: Text, in range: ClosedRange<Int64>, what: String, unit: String = "", line: Int
     ) throws(ConfigError) -> Int64 {
         guard let value = integer(text) else {
             throw ConfigError(line: line, .badLine, "\(what) needs a whole number, not '\(text)'")
@@ -40,7 +41,7 @@ enum Words {
         return value
     }
 
-    static func yesNo(_ text: String, what: String, line: Int) throws(ConfigError) -> Bool {
+    static func yesNo(_ text: Text, what: String, line: Int) throws(ConfigError) -> Bool {
         switch text {
         case "yes": return true
         case "no": return false
@@ -50,16 +51,15 @@ enum Words {
 
     /// Our own names (outputs, buttons, patterns, the board): letters,
     /// digits, `-`, `_` and `.`, at most `maxNameBytes` bytes.
-    static func checkName(_ name: String, what: String, line: Int) throws(ConfigError) {
-        let bytes = Array(name.utf8)
-        guard !bytes.isEmpty else { throw ConfigError(line: line, .badLine, "\(what) needs a name") }
-        guard bytes.count <= maxNameBytes else {
+    static func checkName(_ name: Text, what: String, line: Int) throws(ConfigError) {
+        guard !name.isEmpty else { throw ConfigError(line: line, .badLine, "\(what) needs a name") }
+        guard name.byteCount <= maxNameBytes else {
             throw ConfigError(line: line, .badLine, "\(what) name '\(name)' is longer than \(maxNameBytes) bytes")
         }
-        for byte in bytes {
+        for byte in name.bytes {
             let ok =
                 (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= Byte.zero && byte <= Byte.nine)
-                || byte == Byte.minus || byte == 0x5F || byte == 0x2E
+                || byte == Byte.minus || byte == Byte.underscore || byte == Byte.dot
             guard ok else {
                 throw ConfigError(
                     line: line, .badLine, "\(what) name '\(name)' may use only letters, digits, '-', '_' and '.'")
@@ -68,7 +68,7 @@ enum Words {
     }
 
     /// A word that must be a bare name (no `=value`).
-    static func bare(_ word: Word, what: String, line: Int) throws(ConfigError) -> String {
+    static func bare(_ word: Word, what: String, line: Int) throws(ConfigError) -> Text {
         guard word.value == nil else {
             throw ConfigError(line: line, .badLine, "\(what) comes first, before any key=value: found '\(word.key)=...'")
         }
@@ -76,7 +76,7 @@ enum Words {
     }
 
     /// The value of `key=value`; a bare `key` is an error naming the form.
-    static func value(_ word: Word, line: Int) throws(ConfigError) -> String {
+    static func value(_ word: Word, line: Int) throws(ConfigError) -> Text {
         guard let value = word.value, !value.isEmpty else {
             throw ConfigError(line: line, .badLine, "\(word.key) needs a value: write \(word.key)=...")
         }
@@ -89,5 +89,10 @@ enum Words {
 
     static func string(_ name: StaticString) -> String {
         name.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The index of the first name in `names` whose UTF-8 is `name`'s bytes.
+    static func index(of name: Text, in names: [String]) -> Int? {
+        names.firstIndex { name.matches($0) }
     }
 }

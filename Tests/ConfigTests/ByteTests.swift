@@ -53,4 +53,18 @@ struct ByteTests {
         #expect(policy.rules[0].app == "com.example.a b")
         #expect(Array(policy.rules[0].titleContains?.utf8 ?? "".utf8) == Array("sa\"y \\ é".utf8))
     }
+
+    @Test("names and rule values compare as bytes: text that is canonically equivalent but spelt differently is different")
+    func bytesNotCanonicalEquivalence() throws {
+        // é as one scalar (C3 A9) and as e + U+0301 (65 CC 81): `String`'s
+        // `==` holds them equal; the rule matcher compares bytes, so they
+        // are two rules (the parser once called them the same rule).
+        let policy = try PolicyConfig.parse("pattern p on 100\nrule title=caf\u{E9} led-notify=p\nrule title=cafe\u{301} vibration=p\n", board: simBoard)
+        #expect(policy.rules.count == 2)
+        #expect(policyError("pattern p on 100\nrule title=caf\u{E9} led-notify=p\nrule title=caf\u{E9} vibration=p\n")?.kind == .duplicate)
+        // A kernel line name likewise.
+        #expect(try board("name x\nchip sim\noutput a line=caf\u{E9}\nbutton b line=cafe\u{301}\n").buttons.count == 1)
+        #expect(simBoard.outputIndex(named: "vibration") == 2)
+        #expect(simBoard.outputIndex(named: "vibratio") == nil)
+    }
 }
