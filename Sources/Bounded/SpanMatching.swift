@@ -1,5 +1,5 @@
 // Comparing received bytes with configured text (policy rules) without
-// allocating.
+// allocating, and Strings by their UTF-8 bytes (no Unicode tables).
 
 extension Span where Element == UInt8 {
     /// Whether the bytes are exactly the UTF-8 of `text`.
@@ -40,4 +40,11 @@ extension String {
     /// combining accent), which links the Unicode normalisation tables into
     /// an Embedded build; names from the configuration compare as bytes.
     public func utf8Equals(_ other: String) -> Bool { utf8.elementsEqual(other.utf8) }
+
+    /// Whether the UTF-8 bytes begin with `prefix`'s (`hasPrefix` compares
+    /// Characters, with the same Unicode tables behind it).
+    public func utf8HasPrefix(_ prefix: String) -> Bool { utf8.starts(with: prefix.utf8) }
+
+    /// The text after the first `count` UTF-8 bytes.
+    public func utf8Dropping(first count: Int) -> String { String(decoding: utf8.dropFirst(count), as: UTF8.self) }
 }

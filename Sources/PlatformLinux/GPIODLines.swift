@@ -239,7 +239,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
         let chip = gpiod_line_get_chip(line)!
         let name = String(cString: gpiod_chip_name(chip))
         let label = String(cString: gpiod_chip_label(chip))
-        return Self.error(spec, role: role, chip: name, label: label == name ? nil : label, error, notFound: .failed)
+        return Self.error(spec, role: role, chip: name, label: label.utf8Equals(name) ? nil : label, error, notFound: .failed)
     }
 
     private static func error(
@@ -252,7 +252,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
         // (GPIODCommon.error reports permission then).
         GPIODCommon.error(
             spec, role: role, chip: chip, label: label, error, notFound: notFound,
-            offsetPastEnd: error.call == "gpiod_chip_get_line")
+            offsetPastEnd: error.call.utf8Equals("gpiod_chip_get_line"))
     }
 
     private static func release(_ lines: [OpaquePointer]) {

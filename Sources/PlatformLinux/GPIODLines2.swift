@@ -269,7 +269,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
 
         /// Keeps `chip` unless the same kernel chip is open already; the index.
         mutating func adopt(_ chip: OpaquePointer, _ info: ChipInfo) -> Int {
-            if let known = infos.firstIndex(where: { $0.name == info.name }) {
+            if let known = infos.firstIndex(where: { $0.name.utf8Equals(info.name) }) {
                 gpiod_chip_close(chip)
                 return known
             }
@@ -333,13 +333,13 @@ public struct GPIODLines: ~Copyable, LineBackend {
     /// Opens a chip as libgpiod 1.6's gpiod_chip_open_lookup did.
     static func openLookup(_ chip: String) throws(SystemError) -> OpaquePointer {
         let digits = !chip.isEmpty && chip.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-        let path = digits ? "/dev/gpiochip" + chip : chip.hasPrefix("/dev/") ? chip : "/dev/" + chip
+        let path = digits ? "/dev/gpiochip" + chip : chip.utf8HasPrefix("/dev/") ? chip : "/dev/" + chip
         if let handle = gpiod_chip_open(path) { return handle }
         let byPath = SystemError("gpiod_chip_open", errno: wl_errno())
-        if digits || chip.hasPrefix("/dev/") { throw byPath }
+        if digits || chip.utf8HasPrefix("/dev/") { throw byPath }
         for device in GPIODCommon.scanChips().names {
             guard let handle = gpiod_chip_open("/dev/" + device) else { continue }
-            if info(handle).label == chip { return handle }
+            if info(handle).label.utf8Equals(chip) { return handle }
             gpiod_chip_close(handle)
         }
         throw SystemError("gpiod_chip_open", errno: ENOENT)
@@ -444,7 +444,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
     /// An error for a line that was found: the chip is the one it is on.
     private static func error(_ spec: LineSpec, role: String, info: ChipInfo, _ error: SystemError) -> GPIOError {
         GPIODCommon.error(
-            spec, role: role, chip: info.name, label: info.label == info.name ? nil : info.label, error, notFound: .failed)
+            spec, role: role, chip: info.name, label: info.label.utf8Equals(info.name) ? nil : info.label, error, notFound: .failed)
     }
 }
 #endif

@@ -122,7 +122,7 @@ enum GPIODCommon {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
             }
-            guard name.hasPrefix("gpiochip") else { continue }
+            guard name.utf8HasPrefix("gpiochip") else { continue }
             names.append(name)
             do throws(SystemError) {
                 _ = try Sys.call32("access") { access("/dev/" + name, R_OK | W_OK) }

@@ -46,14 +46,9 @@ public enum LogLevel: Int, Comparable, Sendable {
     }
 
     public init?(name: String) {
-        switch name {
-        case "error": self = .error
-        case "warning": self = .warning
-        case "notice": self = .notice
-        case "info": self = .info
-        case "debug": self = .debug
-        default: return nil
-        }
+        let levels: [LogLevel] = [.error, .warning, .notice, .info, .debug]
+        guard let level = levels.first(where: { $0.name.utf8Equals(name) }) else { return nil }
+        self = level
     }
 }
 

@@ -13,7 +13,7 @@ public struct OutputFile: ~Copyable {
 
     /// `path` "-" is standard output.
     public init(path: String) throws(SystemError) {
-        if path == "-" {
+        if path.utf8Equals("-") {
             fd = 1
             owned = false
         } else {

@@ -92,14 +92,15 @@ public struct SimLines: ~Copyable, LineBackend {
     }
 
     public static func parseConsole(_ text: String, buttonNames: [String]) -> ConsoleCommand {
-        let words = text.split(separator: " ", omittingEmptySubsequences: true)
-        guard let verb = words.first, !verb.hasPrefix("#") else { return .nothing }
-        guard verb == "press" else { return .rejected(what: "console", reason: "unknown-command") }
+        // Bytes, not Characters: no Unicode tables in the Pi binary.
+        let words = Array(text.utf8).split(separator: UInt8(ascii: " "), omittingEmptySubsequences: true)
+        guard let verb = words.first, verb.first != UInt8(ascii: "#") else { return .nothing }
+        guard verb.elementsEqual("press".utf8) else { return .rejected(what: "console", reason: "unknown-command") }
         guard words.count == 3 else { return .rejected(what: "press", reason: "usage: press <button> <ms>") }
-        guard let button = buttonNames.firstIndex(where: { $0 == words[1] }) else {
+        guard let button = buttonNames.firstIndex(where: { $0.utf8.elementsEqual(words[1]) }) else {
             return .rejected(what: "press", reason: "unknown-button")
         }
-        guard let ms = Int64(words[2]), ms >= 1, ms <= maxPressMs else {
+        guard let ms = Int64(String(decoding: words[2], as: UTF8.self)), ms >= 1, ms <= maxPressMs else {
             return .rejected(what: "press", reason: "duration-out-of-range")
         }
         return .press(button: button, durationMs: ms)

@@ -32,7 +32,8 @@ public enum StateFile {
         }
         _ = chmod(temporary, 0o600)
         _ = try Sys.call32("rename(\(temporary), \(path))") { rename(temporary, path) }
-        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        let bytes = path.utf8
+        let directory = String(decoding: bytes[..<(bytes.lastIndex(of: UInt8(ascii: "/")) ?? bytes.startIndex)], as: UTF8.self)
         let dirFD = wl_open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
         if dirFD >= 0 {
             _ = fsync(dirFD)
