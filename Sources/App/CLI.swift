@@ -1,7 +1,10 @@
 // The command line: `wristlink run | phone | sim | help`. Parsing is by
 // hand (no outside packages); every bad flag or file gives one clear line on
-// stderr and a documented exit code.
+// stderr and a documented exit code. Arguments compare as UTF-8 bytes
+// (`utf8Equals`): `String`'s `==`, hashing and Character indexing would link
+// the Unicode tables into the Pi binary (docs/pi-build.md, "Size").
 
+import Bounded
 import PlatformLinux
 
 public enum ExitCode {
@@ -24,42 +27,51 @@ public struct UsageError: Error {
 }
 
 /// Flags in the `--name value` form, with repeated or unknown flags refused.
+/// A handful of flags: lists searched in order, not hashed.
 struct Arguments {
-    private var values: [String: String] = [:]
-    private(set) var flags: Set<String> = []
+    private var values: [(name: String, value: String)] = []
+    private var flags: [String] = []
 
-    init(_ args: ArraySlice<String>, valued: Set<String>, boolean: Set<String> = []) throws(UsageError) {
+    init(_ args: ArraySlice<String>, valued: [String], boolean: [String] = []) throws(UsageError) {
         var i = args.startIndex
         while i < args.endIndex {
             let arg = args[i]
             var name = arg
             var inline: String? = nil
-            if let eq = arg.firstIndex(of: "="), arg.hasPrefix("--") {
-                name = String(arg[..<eq])
-                inline = String(arg[arg.index(after: eq)...])
+            if arg.utf8HasPrefix("--"), let eq = arg.utf8.firstIndex(of: UInt8(ascii: "=")) {
+                name = String(decoding: arg.utf8[..<eq], as: UTF8.self)
+                inline = String(decoding: arg.utf8[arg.utf8.index(after: eq)...], as: UTF8.self)
             }
-            if boolean.contains(name) {
+            if Self.list(boolean, has: name) {
                 guard inline == nil else { throw UsageError("\(name) takes no value") }
-                flags.insert(name)
+                if !Self.list(flags, has: name) { flags.append(name) }
                 i += 1
                 continue
             }
-            guard valued.contains(name) else {
-                throw UsageError(arg.hasPrefix("-") ? "unknown option \(name)" : "unexpected argument '\(arg)'")
+            guard Self.list(valued, has: name) else {
+                throw UsageError(arg.utf8HasPrefix("-") ? "unknown option \(name)" : "unexpected argument '\(arg)'")
             }
-            guard values[name] == nil else { throw UsageError("\(name) given twice") }
+            guard value(name) == nil else { throw UsageError("\(name) given twice") }
             if let inline {
-                values[name] = inline
+                values.append((name, inline))
                 i += 1
             } else {
                 guard i + 1 < args.endIndex else { throw UsageError("\(name) needs a value") }
-                values[name] = args[i + 1]
+                values.append((name, args[i + 1]))
                 i += 2
             }
         }
     }
 
-    func value(_ name: String) -> String? { values[name] }
+    func value(_ name: String) -> String? {
+        for entry in values where entry.name.utf8Equals(name) { return entry.value }
+        return nil
+    }
+
+    /// A `boolean` flag was given.
+    func flag(_ name: String) -> Bool { Self.list(flags, has: name) }
+
+    static func list(_ names: some Sequence<String>, has name: String) -> Bool { names.contains { $0.utf8Equals(name) } }
 }
 
 public enum CLI {
@@ -90,27 +102,29 @@ public enum CLI {
             return ExitCode.usage
         }
         let rest = args.dropFirst()
-        if rest.contains("--help") || rest.contains("-h") { return help(command) }
-        switch command {
-        case "run": return RunCommand.main(rest)
-        case "forget": return ForgetCommand.main(rest)
-        case "lines-off": return LinesOffCommand.main(rest)
-        case "help", "--help", "-h": return help(rest.first ?? "")
-        default:
-            if let status = extra(command, rest) { return status }
-            Log.error("unknown command '\(command)' (try: wristlink help)")
-            return ExitCode.usage
-        }
+        if Arguments.list(rest, has: "--help") || Arguments.list(rest, has: "-h") { return help(command) }
+        if command.utf8Equals("run") { return RunCommand.main(rest) }
+        if command.utf8Equals("forget") { return ForgetCommand.main(rest) }
+        if command.utf8Equals("lines-off") { return LinesOffCommand.main(rest) }
+        if Arguments.list(["help", "--help", "-h"], has: command) { return help(rest.first ?? "") }
+        if let status = extra(command, rest) { return status }
+        Log.error("unknown command '\(command)' (try: wristlink help)")
+        return ExitCode.usage
     }
 
     static func help(_ command: String) -> Int32 {
-        switch command {
-        case "run": print(RunCommand.usage)
-        case "phone": print(PhoneCommand.usage)
-        case "sim": print(SimCommand.usage)
-        case "forget": print(ForgetCommand.usage)
-        case "lines-off": print(LinesOffCommand.usage)
-        default: print(usage)
+        if command.utf8Equals("run") {
+            print(RunCommand.usage)
+        } else if command.utf8Equals("phone") {
+            print(PhoneCommand.usage)
+        } else if command.utf8Equals("sim") {
+            print(SimCommand.usage)
+        } else if command.utf8Equals("forget") {
+            print(ForgetCommand.usage)
+        } else if command.utf8Equals("lines-off") {
+            print(LinesOffCommand.usage)
+        } else {
+            print(usage)
         }
         return ExitCode.ok
     }

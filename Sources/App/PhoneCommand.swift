@@ -27,16 +27,16 @@ public enum PhoneCommand {
         do { a = try Arguments(args, valued: ["--connect", "--scenario", "--mtu", "--log-level"], boolean: ["--no-security"]) } catch {
             return CLI.fail(error, command: "phone")
         }
-        guard let target = a.value("--connect"), target.hasPrefix("unix:"), target.count > 5 else {
+        guard let target = a.value("--connect"), target.utf8HasPrefix("unix:"), target.utf8.count > 5 else {
             return CLI.fail(UsageError("--connect unix:PATH is required"), command: "phone")
         }
         if let level = a.value("--log-level") {
             guard let l = LogLevel(name: level) else { return CLI.fail(UsageError("bad --log-level"), command: "phone") }
             Log.level = l
         }
-        let path = String(target.dropFirst(5))
+        let path = target.utf8Dropping(first: 5)
         var config = PhoneConfig()
-        if a.flags.contains("--no-security") { config.requiresSecurity = false }
+        if a.flag("--no-security") { config.requiresSecurity = false }
         if let text = a.value("--mtu") {
             guard let mtu = Int(text), mtu >= ATTMTU.minimum, mtu <= ATTMTU.maximum else {
                 return CLI.fail(UsageError("--mtu takes 23 to 517"), command: "phone")

@@ -78,20 +78,19 @@ public enum RunCommand {
             boolean: ["--accept-pairing"])
         var o = Options()
         if let link = a.value("--link") {
-            if link == "bluez" {
+            if link.utf8Equals("bluez") {
                 o.link = .bluez(index: 0)
-            } else if link.hasPrefix("bluez:hci"), let n = UInt16(link.dropFirst("bluez:hci".count)) {
+            } else if link.utf8HasPrefix("bluez:hci"), let n = UInt16(link.utf8Dropping(first: 9)) {
                 o.link = .bluez(index: n)
-            } else if link.hasPrefix("unix:"), link.count > 5 {
-                o.link = .unix(path: String(link.dropFirst(5)))
+            } else if link.utf8HasPrefix("unix:"), link.utf8.count > 5 {
+                o.link = .unix(path: link.utf8Dropping(first: 5))
             } else {
                 throw UsageError("--link must be bluez, bluez:hciN or unix:PATH (got '\(link)')")
             }
         }
-        switch a.value("--gpio") {
-        case nil, "chip": o.simulatedGPIO = false
-        case "sim": o.simulatedGPIO = true
-        case let other?: throw UsageError("--gpio must be chip or sim (got '\(other)')")
+        if let gpio = a.value("--gpio"), !gpio.utf8Equals("chip") {
+            guard gpio.utf8Equals("sim") else { throw UsageError("--gpio must be chip or sim (got '\(gpio)')") }
+            o.simulatedGPIO = true
         }
         o.boardPath = a.value("--board") ?? (o.simulatedGPIO ? "board/sim/board.conf" : nil)
         if o.boardPath == nil { throw UsageError("--gpio chip needs --board FILE (the pin map of your board)") }
@@ -101,7 +100,7 @@ public enum RunCommand {
         o.eventsPath = a.value("--events")
         o.tracePath = a.value("--trace")
         if let d = a.value("--state-dir") { o.stateDir = d }
-        o.acceptPairing = a.flags.contains("--accept-pairing")
+        o.acceptPairing = a.flag("--accept-pairing")
         o.consentWindowMs = try milliseconds(a, "--consent-window-ms", in: 1_000...25_000)
         o.replayWindowMs = try milliseconds(a, "--replay-window-ms", in: 0...30_000)
         o.keepAliveMs = try milliseconds(a, "--keep-alive-ms", in: 10_000...3_600_000)
@@ -396,7 +395,7 @@ enum Daemon {
         runner.shutdown()
         // A fatal stop (the loop could not go on) is a failure for systemd's
         // Restart=on-failure; the outputs are off either way.
-        if reason.text.description.hasPrefix("fatal") {
+        if reason.text.description.utf8HasPrefix("fatal") {
             Log.error("stopped: \(reason)")
             return ExitCode.failure
         }
