@@ -11,15 +11,12 @@ enum Words {
     /// A decimal integer, optionally negative (so a negative duration is
     /// reported as out of range rather than as "not a number").
     static func integer(_ text: Text) -> Int64? {
-        var digits = text.bytes
-        var negative = false
-        if digits.first == Byte.minus {
-            negative = true
-            digits = digits.dropFirst()
-        }
-        guard !digits.isEmpty, digits.count <= 18 else { return nil }
+        let bytes = text.bytes
+        let negative = bytes.first == Byte.minus
+        let start = negative ? 1 : 0
+        guard bytes.count > start, bytes.count - start <= 18 else { return nil }
         var value: Int64 = 0
-        for byte in digits {
+        for byte in bytes[start...] {
             guard byte >= Byte.zero && byte <= Byte.nine else { return nil }
             value = value * 10 + Int64(byte - Byte.zero)
         }
