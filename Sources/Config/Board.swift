@@ -178,7 +178,7 @@ private struct BoardParser {
                 throw ConfigError(line: line.number, .badLine, "a board has at most \(BoardConfig.maxOutputs) outputs")
             }
             let spec = try lineSpec(args, isOutput: true, line: line.number)
-            try checkNewName(args[0].key, line: line.number)  // the name: lineSpec has checked it is there
+            try checkNewName(spec.name, line: line.number)
             board.outputs.append(spec)
             outputLines.append(line.number)
         case "button":
@@ -188,7 +188,7 @@ private struct BoardParser {
                     "a board has at most \(BoardConfig.maxButtons) buttons (each one takes a slot in the poll table)")
             }
             let spec = try lineSpec(args, isOutput: false, line: line.number)
-            try checkNewName(args[0].key, line: line.number)
+            try checkNewName(spec.name, line: line.number)
             board.buttons.append(spec)
             buttonLines.append(line.number)
         case "debounce-ms":
@@ -260,11 +260,11 @@ private struct BoardParser {
         return false
     }
 
-    private func checkNewName(_ name: Text, line: Int) throws(ConfigError) {
-        if let i = board.outputIndex(of: name) {
+    private func checkNewName(_ name: String, line: Int) throws(ConfigError) {
+        if let i = board.outputIndex(named: name) {
             throw ConfigError(line: line, .duplicate, "\(name) is already defined as an output on line \(outputLines[i])")
         }
-        if let i = board.buttonIndex(of: name) {
+        if let i = board.buttonIndex(named: name) {
             throw ConfigError(line: line, .duplicate, "\(name) is already defined as a button on line \(buttonLines[i])")
         }
     }
