@@ -114,6 +114,26 @@ public struct Reporter: ~Copyable, EventSink {
                 $0.append(text: "action "); $0.append(text: action.name); $0.append(text: " on uid ")
                 $0.append(decimal: Int64(uid)); $0.append(text: ": "); $0.append(text: result.text)
             }
+        case .silenced(let uid):
+            let result: StaticString = uid == nil ? "nothing-to-do" : "silenced"
+            if hasEvents {
+                begin("action", now: now)
+                field("uid", Int64(uid ?? 0))
+                field("action", "silence")
+                field("result", result)
+                finish()
+            }
+            logLine(.info) {
+                $0.append(text: "action silence on uid "); $0.append(decimal: Int64(uid ?? 0)); $0.append(text: ": "); $0.append(text: result)
+            }
+        case .ringLimited(let uid):
+            if hasEvents {
+                begin("alert", now: now)
+                field("uid", Int64(uid))
+                field("state", "ring-limit")
+                finish()
+            }
+            logLine(.info) { $0.append(text: "alert on uid "); $0.append(decimal: Int64(uid)); $0.append(text: ": ring limit reached, stopped on the wrist") }
         case .rejected(let what, let reason):
             error(what, reason, now: now)
         case .stopping(let reason):

@@ -60,6 +60,8 @@ struct SimScreen {
             remember("\(stamp(e)) button \(e["button"] ?? "") \(e["gesture"] ?? "")")
         case "action":
             remember("\(stamp(e)) action \(e["action"] ?? "") on uid \(e["uid"] ?? ""): \(e["result"] ?? "")")
+        case "alert":
+            remember("\(stamp(e)) alert uid \(e["uid"] ?? ""): \(e["state"] ?? "")")
         case "attributes":
             let title = e["Title"].map { " \"\($0)\"" } ?? ""
             remember("\(stamp(e)) attributes uid \(e["uid"] ?? e["app"] ?? "")\(title)")
@@ -91,7 +93,7 @@ struct SimScreen {
             board += "\(line.name) \(lit)    "
         }
         out += (lines.isEmpty ? "  (all outputs off)" : board) + "\n\n"
-        out += esc + "2m  a/A accept short/long   r/R reject short/long   c call   m message   e email   x remove   q quit" + esc + "0m\n\n"
+        out += esc + "2m  a/A accept short/long   r/R reject short/long (R while ringing: silence)   c call   m message   e email   x remove   q quit" + esc + "0m\n\n"
         for r in recent { out += "  " + String(r.prefix(columns - 3)) + "\n" }
         if final { out += "\n" }
         return out

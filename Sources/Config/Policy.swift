@@ -112,6 +112,9 @@ public enum ButtonAction: Equatable, Sendable {
     case positive
     /// Perform the negative action (decline, clear).
     case negative
+    /// Stop the ringing call's lasting alert on the wrist; nothing is sent
+    /// to the phone and the call stays the target of accept.
+    case silence
     case none
 }
 
@@ -143,6 +146,15 @@ public struct PolicyConfig: Equatable, Sendable {
     /// Per board button.
     public var shortPress: [ButtonAction]
     public var longPress: [ButtonAction]
+    /// Per board button, while an incoming call rings on the wrist; nil:
+    /// as `shortPress`/`longPress`.
+    public var ringingShortPress: [ButtonAction?]
+    public var ringingLongPress: [ButtonAction?]
+    /// How long a lasting alert (a ringing call) may play; past it the ring
+    /// stops on the wrist and the notification stays. 0: no limit.
+    public var ringLimitMs: Int64
+    public static let defaultRingLimitMs: Int64 = 60_000
+    public static let ringLimitRangeMs: ClosedRange<Int64> = 0...3_600_000
     public var actionFailed: [OutputPattern]
     public var nothingToDo: [OutputPattern]
     public var pairing: [OutputPattern]
@@ -159,7 +171,8 @@ public struct PolicyConfig: Equatable, Sendable {
         patterns: [NamedPattern], alerts: [Alert?], rules: [Rule], unread: UnreadIndicator?, shortPress: [ButtonAction],
         longPress: [ButtonAction], actionFailed: [OutputPattern], nothingToDo: [OutputPattern],
         pairing: [OutputPattern], realertOnModified: Bool, waitingPermission: [OutputPattern] = [],
-        settingsError: [OutputPattern] = []
+        settingsError: [OutputPattern] = [], ringingShortPress: [ButtonAction?] = [], ringingLongPress: [ButtonAction?] = [],
+        ringLimitMs: Int64 = PolicyConfig.defaultRingLimitMs
     ) {
         precondition(alerts.count == CategoryID.knownCount, "one alert entry per known category")
         self.patterns = patterns
@@ -168,6 +181,9 @@ public struct PolicyConfig: Equatable, Sendable {
         self.unread = unread
         self.shortPress = shortPress
         self.longPress = longPress
+        self.ringingShortPress = ringingShortPress
+        self.ringingLongPress = ringingLongPress
+        self.ringLimitMs = ringLimitMs
         self.actionFailed = actionFailed
         self.nothingToDo = nothingToDo
         self.pairing = pairing

@@ -22,7 +22,11 @@ struct PolicyParser {
     var unreadLine = 0
     var shortPress: [ButtonAction]
     var longPress: [ButtonAction]
+    var ringingShortPress: [ButtonAction?]
+    var ringingLongPress: [ButtonAction?]
     var buttonLines: [Int]
+    var ringLimitMs = PolicyConfig.defaultRingLimitMs
+    var ringLimitLine = 0
     var actionFailed: [OutputPattern] = []
     var nothingToDo: [OutputPattern] = []
     var pairing: [OutputPattern] = []
@@ -38,6 +42,8 @@ struct PolicyParser {
         let count = board.buttons.count
         shortPress = [ButtonAction](repeating: .none, count: count)
         longPress = [ButtonAction](repeating: .none, count: count)
+        ringingShortPress = [ButtonAction?](repeating: nil, count: count)
+        ringingLongPress = [ButtonAction?](repeating: nil, count: count)
         buttonLines = [Int](repeating: 0, count: count)
         // Defaults a wearer expects without writing `button` lines.
         if count == 1 {
@@ -45,7 +51,11 @@ struct PolicyParser {
             longPress[0] = .negative
         } else {
             if let accept = board.buttonIndex(named: "accept") { shortPress[accept] = .positive }
-            if let reject = board.buttonIndex(named: "reject") { shortPress[reject] = .negative }
+            if let reject = board.buttonIndex(named: "reject") {
+                shortPress[reject] = .negative
+                // A long reject while a call rings silences it on the wrist.
+                ringingLongPress[reject] = .silence
+            }
         }
     }
 
@@ -152,10 +162,21 @@ struct PolicyParser {
             }
             realertOnModified = try Words.yesNo(args[0].key, what: "realert-on-modified", line: line.number)
             realertLine = line.number
+        case "ring-limit-ms":
+            guard ringLimitLine == 0 else {
+                throw ConfigError(line: line.number, .duplicate, "ring-limit-ms is already set on line \(ringLimitLine)")
+            }
+            let args = line.arguments
+            guard args.count == 1, args[0].value == nil, !args[0].key.isEmpty else {
+                throw ConfigError(line: line.number, .badLine, "ring-limit-ms takes one value: e.g. `ring-limit-ms 60000` (0: no limit)")
+            }
+            ringLimitMs = try Words.integer(
+                args[0].key, in: PolicyConfig.ringLimitRangeMs, what: "ring-limit-ms", unit: " ms (0: no limit)", line: line.number)
+            ringLimitLine = line.number
         default:
             throw ConfigError(
                 line: line.number, .unknownKey,
-                "unknown setting '\(line.verb)': a policy file has pattern, alert, rule, unread, button, feedback and realert-on-modified"
+                "unknown setting '\(line.verb)': a policy file has pattern, alert, rule, unread, button, feedback, realert-on-modified and ring-limit-ms"
             )
         }
     }
@@ -310,12 +331,15 @@ struct PolicyParser {
             throw ConfigError(line: number, .duplicate, "button \(name) is already set on line \(buttonLines[button])")
         }
         guard args.count > 1 else {
-            throw ConfigError(line: number, .badLine, "button \(name) needs short= and/or long=")
+            throw ConfigError(line: number, .badLine, "button \(name) needs short=, long=, ringing-short= and/or ringing-long=")
         }
         var seen: [Text] = []
         for word in args.dropFirst() {
-            guard word.key.matches("short") || word.key.matches("long") else {
-                throw ConfigError(line: number, .unknownKey, "unknown button option '\(word.key)': use short= or long=")
+            switch word.key {
+            case "short", "long", "ringing-short", "ringing-long": break
+            default:
+                throw ConfigError(
+                    line: number, .unknownKey, "unknown button option '\(word.key)': use short=, long=, ringing-short= or ringing-long=")
             }
             guard !seen.contains(word.key) else { throw ConfigError(line: number, .duplicate, "\(word.key)= is given twice") }
             seen.append(word.key)
@@ -323,11 +347,17 @@ struct PolicyParser {
             switch try Words.value(word, line: number) {
             case "positive": action = .positive
             case "negative": action = .negative
+            case "silence": action = .silence
             case "none": action = .none
             case let other:
-                throw ConfigError(line: number, .badLine, "\(word.key) takes positive, negative or none, not '\(other)'")
+                throw ConfigError(line: number, .badLine, "\(word.key) takes positive, negative, silence or none, not '\(other)'")
             }
-            if word.key.matches("short") { shortPress[button] = action } else { longPress[button] = action }
+            switch word.key {
+            case "short": shortPress[button] = action
+            case "long": longPress[button] = action
+            case "ringing-short": ringingShortPress[button] = action
+            default: ringingLongPress[button] = action
+            }
         }
         buttonLines[button] = number
     }
@@ -394,7 +424,8 @@ struct PolicyParser {
             patterns: patterns, alerts: alerts, rules: rules, unread: unread, shortPress: shortPress,
             longPress: longPress, actionFailed: actionFailed, nothingToDo: nothingToDo, pairing: pairing,
             realertOnModified: realertOnModified, waitingPermission: waitingPermission,
-            settingsError: settingsError)
+            settingsError: settingsError, ringingShortPress: ringingShortPress, ringingLongPress: ringingLongPress,
+            ringLimitMs: ringLimitMs)
     }
 
     private func checkEnds(_ outputs: [OutputPattern], line: Int, what: String, remedy: String) throws(ConfigError) {

@@ -21,6 +21,10 @@
 //   oldest carried), `replayWindowMs` after the new subscription, or
 //   `carriedRingMaxMs` if none comes. A link that goes down stops
 //   everything at once.
+// - A lasting alert stops on the wrist, the notification staying (accept
+//   still answers the call), when the wearer silences it (`silence`) or
+//   after the policy's `ring-limit-ms` (60 s by default), in case the
+//   phone's Removed never comes. A new call rings again.
 // - Modified re-alerts only when the policy says so; Removed stops the UID's
 //   patterns everywhere.
 // - Rules that need attributes fetch exactly those, lazily; the alert waits
@@ -69,6 +73,10 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
         /// Carried over from a session that ended on a live link, waiting
         /// for the new session's replay to confirm the call.
         var carried = false
+        /// When the ring stops by itself (`ring-limit-ms`); nil: no limit.
+        var limitAt: Instant? = nil
+        /// Silenced by the wearer or past its limit: present, not playing.
+        var muted = false
     }
 
     /// What drives an output's sustained pattern now.
@@ -122,6 +130,7 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     var deadline: Instant? {
         var next = player.nextDeadline
         for i in 0..<pending.count { next = earliest(next, pending[i].until) }
+        for i in 0..<sustained.count where !sustained[i].muted { next = earliest(next, sustained[i].limitAt) }
         return earliest(next, carriedUntil)
     }
 
@@ -202,6 +211,37 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
         }
     }
 
+    /// A lasting alert plays now (a call rings on the wrist): what the
+    /// buttons' `ringing-` actions wait for.
+    var isRinging: Bool { sustained.firstIndex(where: { !$0.muted }) != nil }
+
+    /// Silences every lasting alert playing now; the notifications stay.
+    /// Returns the newest one's UID, nil if none was playing.
+    mutating func silence(now: Instant) -> UInt32? {
+        var newest: Int? = nil
+        for i in 0..<sustained.count where !sustained[i].muted {
+            sustained[i].muted = true
+            if newest.map({ sustained[i].sequence > sustained[$0].sequence }) ?? true { newest = i }
+        }
+        guard let newest else { return nil }
+        let uid = sustained[newest].uid
+        refreshSustained(now: now)
+        return uid
+    }
+
+    /// The next lasting alert past its `ring-limit-ms`, stopped on the
+    /// wrist: its UID, nil when none is due. Each call stops one.
+    mutating func nextRingLimit(now: Instant) -> UInt32? {
+        guard let i = sustained.firstIndex(where: { !$0.muted && ($0.limitAt.map { $0 <= now } ?? false) }) else { return nil }
+        sustained[i].muted = true
+        let uid = sustained[i].uid
+        refreshSustained(now: now)
+        return uid
+    }
+
+    /// How many lasting alerts are held (the bound of a `nextRingLimit` loop).
+    var lastingAlertCount: Int { sustained.count }
+
     /// Carried rings nothing confirmed stop.
     mutating func expireCarried(now: Instant) {
         if let until = carriedUntil, now >= until { dropCarried(now: now) }
@@ -239,7 +279,9 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     /// sustained pattern is playing.
     func isAlerting(uid: UInt32, output: Int) -> Bool {
         if player.holds(owner: .notification(uid), output: output) { return true }
-        guard output < board.outputs.count, let i = sustained.firstIndex(where: { $0.uid == uid }), sustained[i].patterns[output] >= 0 else { return false }
+        guard output < board.outputs.count, let i = sustained.firstIndex(where: { $0.uid == uid }), sustained[i].patterns[output] >= 0,
+            !sustained[i].muted
+        else { return false }
         return player.holds(owner: .lasting(output: output), output: output)
     }
 
@@ -293,15 +335,23 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     /// Registers `uid`'s lasting alert and lets each output play the
     /// strongest one.
     private mutating func sustain(_ uid: UInt32, _ choices: [OutputPattern], priority: UInt8, silent: Bool, now: Instant) {
+        // The same call again (Modified, a replay) keeps its limit and its
+        // silence: a resubscription must not make a silenced call ring.
+        var limitAt: Instant? = policy.ringLimitMs > 0 ? now.advanced(byMs: policy.ringLimitMs) : nil
+        var muted = false
         if let i = sustained.firstIndex(where: { $0.uid == uid }) {
-            sustained.remove(at: i)
+            let old = sustained.remove(at: i)
+            (limitAt, muted) = (old.limitAt, old.muted)
         } else if let i = sustained.firstIndex(where: { $0.carried }) {
             // The replay confirms a carried ring (the phone may number the
             // new session's UIDs anew): this call takes it over.
-            sustained.remove(at: i)
+            let old = sustained.remove(at: i)
+            (limitAt, muted) = (old.limitAt, old.muted)
         }
         if carriedUntil != nil, sustained.firstIndex(where: { $0.carried }) == nil { carriedUntil = nil }
         var entry = Sustained(uid: uid, sequence: sustainSequence, priority: priority, patterns: InlineArray(repeating: -1))
+        entry.limitAt = limitAt
+        entry.muted = muted
         sustainSequence &+= 1
         for choice in choices where choice.output < board.outputs.count && choice.pattern < policy.patterns.count {
             if silent && motorMask & (1 << UInt64(choice.output)) != 0 { continue }
@@ -315,7 +365,7 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     private mutating func refreshSustained(now: Instant) {
         for output in 0..<board.outputs.count {
             var best = -1
-            for i in 0..<sustained.count where sustained[i].patterns[output] >= 0 {
+            for i in 0..<sustained.count where sustained[i].patterns[output] >= 0 && !sustained[i].muted {
                 if best >= 0, (sustained[best].priority, sustained[best].sequence) > (sustained[i].priority, sustained[i].sequence) { continue }
                 best = i
             }

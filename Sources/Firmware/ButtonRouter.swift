@@ -5,7 +5,10 @@
 //   refuses (a one-button board: short grants, long refuses);
 // - a long press of both buttons opens pairing mode;
 // - otherwise the policy's action for the button and the press length
-//   (positive or negative Perform Notification Action), if any.
+//   (positive or negative Perform Notification Action, or silencing the
+//   ringing call), if any; while an incoming call rings on the wrist the
+//   policy's `ringing-short`/`ringing-long` actions come first (by default
+//   a long reject silences the ring).
 // A double press has no action; double presses are off, so a short press
 // is reported at its release rather than after the double-press gap.
 // Buttons are known by their role: the chord is accept + reject, and
@@ -20,6 +23,8 @@ struct ButtonRouter: ~Copyable {
     enum Route: Equatable {
         case consent(granted: Bool)
         case action(ActionID)
+        /// Stop the ringing call's lasting alert on the wrist.
+        case silence
         case pairingMode
         case nothing
     }
@@ -39,6 +44,8 @@ struct ButtonRouter: ~Copyable {
     private let rejectButton: Int?
     private let shortPress: [ButtonAction]
     private let longPress: [ButtonAction]
+    private let ringingShortPress: [ButtonAction?]
+    private let ringingLongPress: [ButtonAction?]
 
     init(board: BoardConfig, policy: PolicyConfig) {
         var config = board.gestures
@@ -52,6 +59,8 @@ struct ButtonRouter: ~Copyable {
         rejectButton = board.buttonIndex(named: "reject")
         shortPress = policy.shortPress
         longPress = policy.longPress
+        ringingShortPress = policy.ringingShortPress
+        ringingLongPress = policy.ringingLongPress
     }
 
     var deadline: Instant? { gestures.nextDeadline }
@@ -68,15 +77,18 @@ struct ButtonRouter: ~Copyable {
     }
 
     /// The next recognised gesture and its route, given whether a pairing
-    /// request waits for consent now (asked per gesture: the one before may
-    /// have answered it).
-    mutating func next(awaitingConsent: Bool) -> Press? {
+    /// request waits for consent now and whether an incoming call rings on
+    /// the wrist (both asked per gesture: the one before may have changed
+    /// them).
+    mutating func next(awaitingConsent: Bool, ringing: Bool) -> Press? {
         guard let event = recognised.popFirst() else { return nil }
         switch event.gesture {
         case .short(let b):
-            return Press(index: b, gesture: .short, route: awaitingConsent ? .consent(granted: grants(button: b, long: false)) : route(shortPress, b))
+            let route = awaitingConsent ? .consent(granted: grants(button: b, long: false)) : route(shortPress, ringing ? ringingShortPress : [], b)
+            return Press(index: b, gesture: .short, route: route)
         case .long(let b):
-            return Press(index: b, gesture: .long, route: awaitingConsent ? .consent(granted: grants(button: b, long: true)) : route(longPress, b))
+            let route = awaitingConsent ? .consent(granted: grants(button: b, long: true)) : route(longPress, ringing ? ringingLongPress : [], b)
+            return Press(index: b, gesture: .long, route: route)
         case .double(let b):
             return Press(index: b, gesture: .double, route: .nothing)
         case .chordLong:
@@ -84,11 +96,16 @@ struct ButtonRouter: ~Copyable {
         }
     }
 
-    private func route(_ actions: [ButtonAction], _ button: Int) -> Route {
-        switch button < actions.count ? actions[button] : .none {
-        case .positive: .action(.positive)
-        case .negative: .action(.negative)
-        case .none: .nothing
+    /// The button's action: the ringing one if it has one (`ringing` is
+    /// empty when no call rings), else its usual one.
+    private func route(_ actions: [ButtonAction], _ ringing: [ButtonAction?], _ button: Int) -> Route {
+        let usual = button < actions.count ? actions[button] : ButtonAction.none
+        let action = (button < ringing.count ? ringing[button] : nil) ?? usual
+        switch action {
+        case .positive: return .action(.positive)
+        case .negative: return .action(.negative)
+        case .silence: return .silence
+        case .none: return .nothing
         }
     }
 

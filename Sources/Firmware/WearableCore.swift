@@ -31,6 +31,12 @@ public enum FirmwareEvent: Equatable, Sendable {
     case line(index: Int, on: Bool)
     case button(index: Int, gesture: GestureKind)
     case action(uid: UInt32, action: ActionID, result: ActionResult)
+    /// The wearer silenced the ringing call(s) on the wrist (the newest's
+    /// UID); nil: nothing was ringing.
+    case silenced(uid: UInt32?)
+    /// A lasting alert reached the policy's `ring-limit-ms` and stopped on
+    /// the wrist; the notification stays.
+    case ringLimited(uid: UInt32)
     case rejected(what: Name, reason: Name)
     case stopping(reason: Name)
     /// The bond file could not be written (or the bonds not serialised);
@@ -256,6 +262,10 @@ public struct WearableCore: ~Copyable {
         alerts.expireRuleWaits(session: phone.session, now: now)
         applyPatterns(now: now, into: &effects)
         alerts.expireCarried(now: now)
+        for _ in 0..<alerts.lastingAlertCount {
+            guard let uid = alerts.nextRingLimit(now: now) else { break }
+            emit(.ringLimited(uid: uid), now: now, into: &effects)
+        }
         buttons.advance(now: now)
         handleGestures(now: now, into: &effects)
         applyPatterns(now: now, into: &effects)
@@ -265,7 +275,7 @@ public struct WearableCore: ~Copyable {
 
     /// Carries out what each recognised press means (ButtonRouter).
     private mutating func handleGestures<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
-        while let press = buttons.next(awaitingConsent: controller.isAwaitingConsent) {
+        while let press = buttons.next(awaitingConsent: controller.isAwaitingConsent, ringing: alerts.isRinging) {
             emit(.button(index: press.index, gesture: press.gesture), now: now, into: &effects)
             switch press.route {
             case .consent(let granted):
@@ -273,6 +283,10 @@ public struct WearableCore: ~Copyable {
                 absorbController(now: now, into: &effects)
             case .action(let id):
                 act(id, now: now, into: &effects)
+            case .silence:
+                let uid = alerts.silence(now: now)
+                emit(.silenced(uid: uid), now: now, into: &effects)
+                if uid == nil { alerts.nothingToDo(now: now) }
             case .pairingMode:
                 controller.enterPairingMode(now: now)
                 absorbController(now: now, into: &effects)

@@ -93,9 +93,9 @@ struct BoardErrorTests {
 struct PolicyErrorTests {
     @Test("unknown setting and unknown options")
     func unknownKeys() {
-        #expect(policyError("alret Other\n") == ConfigError(line: 1, .unknownKey, "unknown setting 'alret': a policy file has pattern, alert, rule, unread, button, feedback and realert-on-modified"))
+        #expect(policyError("alret Other\n") == ConfigError(line: 1, .unknownKey, "unknown setting 'alret': a policy file has pattern, alert, rule, unread, button, feedback, realert-on-modified and ring-limit-ms"))
         #expect(policyError("unread led-notify colour=red\n") == ConfigError(line: 1, .unknownKey, "unknown unread option 'colour': use categories="))
-        #expect(policyError("button accept double=positive\n") == ConfigError(line: 1, .unknownKey, "unknown button option 'double': use short= or long="))
+        #expect(policyError("button accept double=positive\n") == ConfigError(line: 1, .unknownKey, "unknown button option 'double': use short=, long=, ringing-short= or ringing-long="))
         #expect(policyError("feedback paired led-notify=x\n") == ConfigError(line: 1, .unknownKey, "feedback is for action-failed, nothing-to-do, pairing, waiting-permission or settings-error: e.g. `feedback action-failed vibration=failure`"))
     }
 
@@ -109,7 +109,7 @@ struct PolicyErrorTests {
     @Test("other bad lines: a rule that matches nothing, an action that does not exist, an output with no pattern")
     func badLines() {
         #expect(policyError("pattern b on 1\nrule led-notify=b\n") == ConfigError(line: 2, .badLine, "a rule needs app=, title= or category= to say what it matches"))
-        #expect(policyError("button accept short=answer\n") == ConfigError(line: 1, .badLine, "short takes positive, negative or none, not 'answer'"))
+        #expect(policyError("button accept short=answer\n") == ConfigError(line: 1, .badLine, "short takes positive, negative, silence or none, not 'answer'"))
         #expect(policyError("alert Other led-notify\n") == ConfigError(line: 1, .badLine, "led-notify needs a pattern: write led-notify=<pattern>"))
         #expect(policyError("pattern p on 100 blink\n") == ConfigError(line: 1, .badLine, "unexpected 'blink' in pattern p: write steps like `on 200 off 800`, then optionally `repeat 3` or `repeat forever`, and `then on`"))
         #expect(policyError("pattern p repeat 2\n") == ConfigError(line: 1, .badLine, "pattern p has no steps: e.g. `pattern p on 200 off 800`"))
@@ -170,5 +170,38 @@ struct PolicyErrorTests {
     @Test("priority and until belong on the main alert line, not the important one")
     func importantLineKeys() {
         #expect(policyError("pattern p on 1\nalert Email important led-notify=p priority=3\n") == ConfigError(line: 2, .badLine, "priority= goes on the `alert Email` line; the important line lists only output=pattern"))
+    }
+}
+
+@Suite("Policy: silence and the ring limit")
+struct RingPolicyTests {
+    @Test("a two-button board's reject silences a ringing call on a long press by default; one-button boards keep long = negative")
+    func defaultRingingActions() throws {
+        let policy = try PolicyConfig.parse("", board: simBoard)
+        let reject = simBoard.buttonIndex(named: "reject")!
+        let accept = simBoard.buttonIndex(named: "accept")!
+        #expect(policy.ringingLongPress[reject] == .silence)
+        #expect(policy.ringingLongPress[accept] == nil)
+        #expect(policy.ringingShortPress[reject] == nil, "a short reject still declines")
+        #expect(policy.ringLimitMs == 60_000)
+    }
+
+    @Test("ringing-short= and ringing-long= take the actions short= and long= take, silence included")
+    func ringingOptionsParse() throws {
+        let policy = try PolicyConfig.parse("button accept ringing-long=silence ringing-short=positive\nbutton reject ringing-long=none\n", board: simBoard)
+        #expect(policy.ringingLongPress[simBoard.buttonIndex(named: "accept")!] == .silence)
+        #expect(policy.ringingShortPress[simBoard.buttonIndex(named: "accept")!] == .positive)
+        #expect(policy.ringingLongPress[simBoard.buttonIndex(named: "reject")!] == ButtonAction.none)
+    }
+
+    @Test("ring-limit-ms: a whole number of ms in 0...3600000, once; anything else names the line")
+    func ringLimitErrors() {
+        #expect(policyError("ring-limit-ms 90000\n") == nil)
+        #expect(policyError("\nring-limit-ms -1\n") == ConfigError(line: 2, .outOfRange, "ring-limit-ms -1 is out of range: use 0...3600000 ms (0: no limit)"))
+        #expect(policyError("ring-limit-ms 3600001\n") == ConfigError(line: 1, .outOfRange, "ring-limit-ms 3600001 is out of range: use 0...3600000 ms (0: no limit)"))
+        #expect(policyError("ring-limit-ms soon\n") == ConfigError(line: 1, .badLine, "ring-limit-ms needs a whole number, not 'soon'"))
+        #expect(policyError("ring-limit-ms\n") == ConfigError(line: 1, .badLine, "ring-limit-ms takes one value: e.g. `ring-limit-ms 60000` (0: no limit)"))
+        #expect(policyError("ring-limit-ms 1000\nring-limit-ms 2000\n") == ConfigError(line: 2, .duplicate, "ring-limit-ms is already set on line 1"))
+        #expect(policyError("button reject ringing-long=mute\n") == ConfigError(line: 1, .badLine, "ringing-long takes positive, negative, silence or none, not 'mute'"))
     }
 }

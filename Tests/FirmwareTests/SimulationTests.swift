@@ -45,6 +45,9 @@ struct ChaosRun: ~Copyable {
     /// Calls announced as new in this session (not the PreExisting replay):
     /// these must ring while present.
     var announcedCalls: Set<UInt32> = []
+    /// When each announced call was added: past the policy's ring limit its
+    /// ring stops by itself.
+    var announcedAt: [UInt32: Instant] = [:]
     var cpAwaitingAnswer = 0
     var silentOnNextWrite = false
     var malformedSent = 0
@@ -90,6 +93,7 @@ struct ChaosRun: ~Copyable {
         live.removeAll()
         silencedCalls.removeAll()
         announcedCalls.removeAll()
+        announcedAt.removeAll()
         cpAwaitingAnswer = 0
         core.linkUp(now: now, into: &effects)
         try pump()
@@ -158,7 +162,11 @@ struct ChaosRun: ~Copyable {
             sessionUIDs.removeAll()
             silencedCalls.removeAll()
             announcedCalls.removeAll()
+            announcedAt.removeAll()
         }
+        // A long reject while calls ring silences them all on the wrist
+        // (the default policy's ringing-long=silence).
+        if case .button(index: 1, gesture: .long) = event { silencedCalls.formUnion(announcedCalls) }
         if case .link(.subscribed) = event {
             // PreExisting replay: what the phone still has.
             for n in live { try notify(.added, n.flags.union(.preExisting), n.category, uid: n.uid) }
@@ -264,7 +272,10 @@ struct ChaosRun: ~Copyable {
             let uid = nextUID
             nextUID += 1
             self.live.append(PhoneNotification(uid: uid, category: category, flags: flags))
-            if category == .incomingCall { announcedCalls.insert(uid) }
+            if category == .incomingCall {
+                announcedCalls.insert(uid)
+                announcedAt[uid] = now
+            }
             log.append("add \(uid) cat \(category.rawValue) flags \(flags.rawValue)")
             try notify(.added, flags, category, uid: uid)
         case 6...7 where live && !self.live.isEmpty:
@@ -341,12 +352,15 @@ struct ChaosRun: ~Copyable {
         guard !active || core.phone.state != .disconnected else { throw Violation(description: "session active while disconnected") }
         if !active && count != 0 { throw Violation(description: "UIDs kept after the session ended") }
         // An active incoming call rings (its pattern is on the call LED)
-        // unless the wearer acted on it or the phone said it is gone.
+        // unless the wearer acted on it or silenced it, the phone said it is
+        // gone, or it has rung for the policy's ring limit.
         let ledCall = simBoard.outputIndex(named: "led-call")!
         if active {
             for i in 0..<count {
                 let record = core.phone.session.table[i]
                 guard record.isIncomingCall, announcedCalls.contains(record.uid), !silencedCalls.contains(record.uid) else { continue }
+                let limitMs = core.policy.ringLimitMs
+                if limitMs > 0, let at = announcedAt[record.uid], now >= at.advanced(byMs: limitMs) { continue }
                 if !core.isAlerting(uid: record.uid, output: ledCall) {
                     throw Violation(description: "incoming call \(record.uid) is not ringing")
                 }
