@@ -6,7 +6,7 @@ SWIFT ?= swift
 # Tests run on the optimised build: it is what ships, preconditions stay on,
 # and allocation counts only mean something there.
 CONFIG ?= release
-CORE_MODULES := Bounded ANCS AMS ATT GATT Feedback Mgmt Config Platform Firmware PhoneSim
+CORE_MODULES := Bounded ANCS AMS CTS ATT GATT Feedback Mgmt Config Platform Firmware PhoneSim
 FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-event bond-file controller-setup config console scenario
 
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark

@@ -47,6 +47,7 @@ var targets: [Target] = [
     .target(name: "Bounded", swiftSettings: core),
     .target(name: "ANCS", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "AMS", dependencies: ["Bounded"], swiftSettings: core),
+    .target(name: "CTS", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "ATT", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "GATT", dependencies: ["ATT", "Bounded"], swiftSettings: core),
     .target(name: "Platform", dependencies: ["Bounded"], swiftSettings: core),
@@ -87,6 +88,7 @@ var targets: [Target] = [
     .testTarget(name: "BoundedTests", dependencies: ["TestSupport", "Bounded"], swiftSettings: core),
     .testTarget(name: "ANCSTests", dependencies: ["TestSupport", "ANCS", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "AMSTests", dependencies: ["TestSupport", "AMS", "Bounded"], swiftSettings: core),
+    .testTarget(name: "CTSTests", dependencies: ["TestSupport", "CTS", "Bounded"], swiftSettings: core),
     .testTarget(name: "ATTTests", dependencies: ["TestSupport", "ATT"], swiftSettings: core),
     .testTarget(name: "GATTTests", dependencies: ["TestSupport", "ATT", "GATT"], swiftSettings: core),
     .testTarget(
