@@ -359,6 +359,10 @@ struct PolicyParser {
             default: ringingLongPress[button] = action
             }
         }
+        // A press the line sets without its ringing- option does the same
+        // while a call rings: the built-in ringing default gives way to it.
+        if seen.contains(where: { $0.matches("short") }), !seen.contains(where: { $0.matches("ringing-short") }) { ringingShortPress[button] = nil }
+        if seen.contains(where: { $0.matches("long") }), !seen.contains(where: { $0.matches("ringing-long") }) { ringingLongPress[button] = nil }
         buttonLines[button] = number
     }
 

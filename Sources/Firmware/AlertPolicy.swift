@@ -213,7 +213,9 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
 
     /// A lasting alert plays now (a call rings on the wrist): what the
     /// buttons' `ringing-` actions wait for.
-    var isRinging: Bool { sustained.firstIndex(where: { !$0.muted }) != nil }
+    var isRinging: Bool {
+        sustained.firstIndex(where: { entry in !entry.muted && (0..<board.outputs.count).contains { entry.patterns[$0] >= 0 } }) != nil
+    }
 
     /// Silences every lasting alert playing now; the notifications stay.
     /// Returns the newest one's UID, nil if none was playing.
@@ -334,19 +336,23 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
 
     /// Registers `uid`'s lasting alert and lets each output play the
     /// strongest one.
-    private mutating func sustain(_ uid: UInt32, _ choices: [OutputPattern], priority: UInt8, silent: Bool, now: Instant) {
-        // The same call again (Modified, a replay) keeps its limit and its
-        // silence: a resubscription must not make a silenced call ring.
+    /// `replayed`: the phone flagged it PreExisting (a replay after the
+    /// session restarted).
+    private mutating func sustain(_ uid: UInt32, _ choices: [OutputPattern], priority: UInt8, silent: Bool, replayed: Bool, now: Instant) {
+        // The same call again (Modified, its replay) keeps its limit and its
+        // silence: a resubscription must not make a silenced call ring. A
+        // carried ring taken over by a call that is not flagged as replay
+        // may be a new call: it starts afresh (rings, a limit of its own).
         var limitAt: Instant? = policy.ringLimitMs > 0 ? now.advanced(byMs: policy.ringLimitMs) : nil
         var muted = false
         if let i = sustained.firstIndex(where: { $0.uid == uid }) {
             let old = sustained.remove(at: i)
-            (limitAt, muted) = (old.limitAt, old.muted)
+            if !old.carried || replayed { (limitAt, muted) = (old.limitAt, old.muted) }
         } else if let i = sustained.firstIndex(where: { $0.carried }) {
             // The replay confirms a carried ring (the phone may number the
             // new session's UIDs anew): this call takes it over.
             let old = sustained.remove(at: i)
-            (limitAt, muted) = (old.limitAt, old.muted)
+            if replayed { (limitAt, muted) = (old.limitAt, old.muted) }
         }
         if carriedUntil != nil, sustained.firstIndex(where: { $0.carried }) == nil { carriedUntil = nil }
         var entry = Sustained(uid: uid, sequence: sustainSequence, priority: priority, patterns: InlineArray(repeating: -1))
@@ -432,7 +438,7 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     private mutating func sound(_ record: NotificationRecord, _ outputs: [OutputPattern], priority: UInt8, untilRemoved: Bool, now: Instant) {
         let silent = record.flags.contains(.silent)
         if untilRemoved {
-            sustain(record.uid, outputs, priority: priority, silent: silent, now: now)
+            sustain(record.uid, outputs, priority: priority, silent: silent, replayed: record.flags.contains(.preExisting), now: now)
             return
         }
         for choice in outputs {
@@ -477,7 +483,10 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
                 if !matches { continue }
             }
             let alert = policy.alert(for: record.category)
-            forget(record.uid, now: now)
+            // What played for it before stops; a lasting alert is replaced
+            // by `sustain`, which keeps the call's limit and silence.
+            if let i = pending.firstIndex(where: { $0.uid == record.uid }) { pending.remove(at: i) }
+            player.stop(owner: .notification(record.uid), now: now)
             sound(record, rule.outputs, priority: rule.priority ?? alert.priority, untilRemoved: alert.untilRemoved, now: now)
             return true
         }

@@ -27,9 +27,10 @@ struct CoreRig: ~Copyable {
     /// leave the link live). A bring-up that goes otherwise is recorded as
     /// an issue of the calling test, at its line, and the script stops
     /// there: the test fails with the step, the other tests run on.
-    init(policy: PolicyConfig = defaultPolicy, controller: Bool = false, bonds: String? = nil, script: [Step]? = nil,
-         sourceLocation: SourceLocation = #_sourceLocation) {
+    init(policy: PolicyConfig = defaultPolicy, replayWindowMs: Int64? = nil, controller: Bool = false, bonds: String? = nil,
+         script: [Step]? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
         var config = testConfig(policy: policy)
+        if let replayWindowMs { config.replayWindowMs = replayWindowMs }
         config.controller.enabled = controller
         var store = BondStore()
         if let bonds {

@@ -9,6 +9,42 @@ import Firmware
 import Testing
 import TestSupport
 
+/// The shipped policy with one line replaced (lines compared whole).
+func shippedPolicy(replacing line: String, with replacement: String, adding extra: String = "") throws -> PolicyConfig {
+    let text = readRepositoryFile("board/policy.conf").split(separator: "\n", omittingEmptySubsequences: false)
+        .map { $0 == line ? replacement : String($0) }.joined(separator: "\n")
+    return try PolicyConfig.parse(text + extra, board: simBoard)
+}
+
+extension CoreRig {
+    /// Plays a scripted exchange after bring-up; false if the firmware sent
+    /// something else.
+    mutating func play(_ script: [Step], sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        for step in script {
+            switch step {
+            case .firmware(let expected):
+                guard sent.first == expected else {
+                    Issue.record("expected \(expected), got \(sent)", sourceLocation: sourceLocation)
+                    return false
+                }
+                sent.removeFirst()
+            case .phone(let text):
+                phone(text)
+            }
+        }
+        return true
+    }
+
+    /// Service Changed over the whole database, and the rediscovery and
+    /// subscription it leads to.
+    mutating func serviceChangedAndResubscribe(sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        phone("1D 03 00 08 00 FF FF")
+        return play([.firmware("1E")] + Script.ancsDiscovery + Script.subscribe, sourceLocation: sourceLocation)
+    }
+}
+
+let callRule = "\nrule category=IncomingCall led-call=call-flash vibration=ring\n"
+
 @Suite("Ring control: silence on the wrist, ring-limit-ms")
 struct RingControlTests {
     @Test("a long reject while a call rings stops the ring on every output and sends nothing to the phone")
@@ -76,9 +112,7 @@ struct RingControlTests {
 
     @Test("ring-limit-ms 0: a call rings until the phone removes it, however long")
     func noLimit() throws {
-        let lines = readRepositoryFile("board/policy.conf").split(separator: "\n", omittingEmptySubsequences: false)
-        let text = lines.map { $0 == "ring-limit-ms 60000" ? "ring-limit-ms 0" : String($0) }.joined(separator: "\n")
-        let policy = try PolicyConfig.parse(text, board: simBoard)
+        let policy = try shippedPolicy(replacing: "ring-limit-ms 60000", with: "ring-limit-ms 0")
         #expect(policy.ringLimitMs == 0)
         var rig = CoreRig(policy: policy)
         rig.notify(.added, call, .incomingCall, uid: 3)
@@ -100,5 +134,72 @@ struct RingControlTests {
         rig.advance(ms: 30_000)
         #expect(rig.events.contains(.ringLimited(uid: 2)))
         #expect(rig.everOn("vibration", forMs: 2_000) == false)
+    }
+
+    @Test("a silenced call stays silent when the phone modifies it (realert-on-modified yes), with or without a rule for calls")
+    func silenceSurvivesModified() throws {
+        for extra in ["", callRule] {
+            let policy = try shippedPolicy(replacing: "realert-on-modified no", with: "realert-on-modified yes", adding: extra)
+            var rig = CoreRig(policy: policy)
+            rig.notify(.added, call, .incomingCall, uid: 0x21)
+            #expect(rig.everOn("vibration", forMs: 1_000) == true)
+            rig.press(1, ms: 1_000)
+            #expect(rig.everOn("vibration", forMs: 1_000) == false)
+            rig.notify(.modified, call, .incomingCall, uid: 0x21)
+            #expect(rig.everOn("vibration", forMs: 2_000) == false, "rule: \(extra.isEmpty ? "none" : "calls")")
+        }
+    }
+
+    @Test("a silenced call the phone replays (PreExisting) after Service Changed stays silent, with or without a rule for calls")
+    func silenceSurvivesTheReplay() throws {
+        for extra in ["", callRule] {
+            var rig = CoreRig(policy: try shippedPolicy(replacing: "", with: "", adding: extra))
+            rig.notify(.added, call, .incomingCall, uid: 0x21)
+            rig.press(1, ms: 1_000)
+            #expect(rig.everOn("vibration", forMs: 1_000) == false)
+            let resubscribed = rig.serviceChangedAndResubscribe()
+            #expect(resubscribed && rig.core.phone.state == .live)
+            rig.notify(.added, call.union(.preExisting), .incomingCall, uid: 0x21)
+            #expect(rig.everOn("vibration", forMs: 2_000) == false, "rule: \(extra.isEmpty ? "none" : "calls")")
+        }
+    }
+
+    @Test("a new call (not flagged PreExisting) right after a restart rings, though a silenced call was carried over")
+    func newCallAfterRestartDoesNotInheritSilence() {
+        var rig = CoreRig(replayWindowMs: 3_000)
+        rig.notify(.added, call, .incomingCall, uid: 0x21)
+        rig.press(1, ms: 1_000)
+        let resubscribed = rig.serviceChangedAndResubscribe()
+        #expect(resubscribed)
+        // Call 0x21 ended meanwhile: not replayed. A new call comes.
+        rig.advance(ms: 500)
+        rig.notify(.added, call, .incomingCall, uid: 0x40)
+        #expect(rig.everOn("vibration", forMs: 2_000) == true, "a new call rings")
+    }
+
+    @Test("a new call right after a restart gets a ring limit of its own, not the carried call's nearly spent one")
+    func newCallAfterRestartHasItsOwnLimit() {
+        var rig = CoreRig(replayWindowMs: 3_000)
+        rig.notify(.added, call, .incomingCall, uid: 0x21)
+        rig.advance(ms: 55_000)
+        let resubscribed = rig.serviceChangedAndResubscribe()
+        #expect(resubscribed)
+        rig.advance(ms: 500)
+        rig.notify(.added, call, .incomingCall, uid: 0x40)
+        rig.advance(ms: 10_000)
+        #expect(!rig.events.contains(.ringLimited(uid: 0x40)), "a new call gets its own 60 s")
+        #expect(rig.everOn("vibration", forMs: 1_000) == true)
+    }
+
+    @Test("`button reject long=negative` (no ringing-long=) declines a ringing call on a long press: the built-in silence gives way")
+    func explicitLongOverridesTheRingingDefault() throws {
+        let policy = try shippedPolicy(
+            replacing: "button reject short=negative long=none ringing-long=silence", with: "button reject short=negative long=negative")
+        var rig = CoreRig(policy: policy)
+        rig.notify(.added, call, .incomingCall, uid: 0x21)
+        _ = rig.takeSent()
+        rig.press(1, ms: 1_000)
+        #expect(rig.takeSent() == ["12 10 00 02 21 00 00 00 01"], "long=negative declines")
+        #expect(!rig.events.contains(.silenced(uid: 0x21)))
     }
 }

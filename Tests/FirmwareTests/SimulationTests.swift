@@ -48,6 +48,9 @@ struct ChaosRun: ~Copyable {
     /// When each announced call was added: past the policy's ring limit its
     /// ring stops by itself.
     var announcedAt: [UInt32: Instant] = [:]
+    /// Calls whose ring the firmware stopped at the ring limit.
+    var ringLimitedCalls: Set<UInt32> = []
+    var lastGestureWasLongReject = false
     var cpAwaitingAnswer = 0
     var silentOnNextWrite = false
     var malformedSent = 0
@@ -94,6 +97,7 @@ struct ChaosRun: ~Copyable {
         silencedCalls.removeAll()
         announcedCalls.removeAll()
         announcedAt.removeAll()
+        ringLimitedCalls.removeAll()
         cpAwaitingAnswer = 0
         core.linkUp(now: now, into: &effects)
         try pump()
@@ -163,10 +167,23 @@ struct ChaosRun: ~Copyable {
             silencedCalls.removeAll()
             announcedCalls.removeAll()
             announcedAt.removeAll()
+            ringLimitedCalls.removeAll()
         }
         // A long reject while calls ring silences them all on the wrist
-        // (the default policy's ringing-long=silence).
-        if case .button(index: 1, gesture: .long) = event { silencedCalls.formUnion(announcedCalls) }
+        // (the default policy's ringing-long=silence); only that press may.
+        if case .silenced(let uid?) = event {
+            guard lastGestureWasLongReject else { throw Violation(description: "call \(uid) silenced without a long reject") }
+            silencedCalls.formUnion(announcedCalls)
+        }
+        if case .button(let index, let gesture) = event { lastGestureWasLongReject = index == 1 && gesture == .long }
+        // A ring stops at its limit, never before: the limit counts from
+        // when the call's lasting alert started, after it was announced.
+        if case .ringLimited(let uid) = event {
+            if let at = announcedAt[uid], now < at.advanced(byMs: core.policy.ringLimitMs) {
+                throw Violation(description: "call \(uid) stopped ringing \(now.ms(since: at)) ms after it came, before the ring limit")
+            }
+            ringLimitedCalls.insert(uid)
+        }
         if case .link(.subscribed) = event {
             // PreExisting replay: what the phone still has.
             for n in live { try notify(.added, n.flags.union(.preExisting), n.category, uid: n.uid) }
@@ -360,7 +377,17 @@ struct ChaosRun: ~Copyable {
                 let record = core.phone.session.table[i]
                 guard record.isIncomingCall, announcedCalls.contains(record.uid), !silencedCalls.contains(record.uid) else { continue }
                 let limitMs = core.policy.ringLimitMs
-                if limitMs > 0, let at = announcedAt[record.uid], now >= at.advanced(byMs: limitMs) { continue }
+                if ringLimitedCalls.contains(record.uid) {
+                    if core.isAlerting(uid: record.uid, output: ledCall) {
+                        throw Violation(description: "incoming call \(record.uid) still rings after its ring limit was reported")
+                    }
+                    continue
+                }
+                // Rule waits may start the ring up to ruleWaitMs after the
+                // call came; past that and the limit, it must have stopped.
+                if limitMs > 0, let at = announcedAt[record.uid], now > at.advanced(byMs: limitMs + 2_000) {
+                    throw Violation(description: "incoming call \(record.uid) rang past its ring limit without a ring-limit event")
+                }
                 if !core.isAlerting(uid: record.uid, output: ledCall) {
                     throw Violation(description: "incoming call \(record.uid) is not ringing")
                 }
