@@ -687,7 +687,7 @@ public struct PhoneLink: ~Copyable {
                 linkDown(reason: .attTimeout, now: now, handler: &handler, effects: &effects)
                 return
             case .securityGaveUp(let error, let rawTag):
-                security.gaveUp()
+                security.reset()
                 process(.response(error, tag: rawTag), pdu: Span<UInt8>(), now: now, handler: &handler, effects: &effects)
             }
         }

@@ -56,9 +56,8 @@ public struct SecurityRaise: Equatable, Sendable {
         state = .idle
     }
 
-    /// The bearer stopped waiting for security: nothing is outstanding.
-    public mutating func gaveUp() { state = .idle }
-
+    /// Nothing outstanding or deferred: a new link, or the bearer stopped
+    /// waiting for security.
     public mutating func reset() { state = .idle }
 
     public var deadline: Instant? {

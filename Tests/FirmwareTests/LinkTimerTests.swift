@@ -49,7 +49,7 @@ struct LinkTimerTests {
     func lateBondedRequestAndGiveUp() {
         var raise = SecurityRaise(bondedEncryptionWaitMs: 1_500)
         #expect(raise.request(attempt: 1, bondedLinkUpAt: t0, now: t0.advanced(byMs: 1_500)) == .askNow(attempt: 1))
-        raise.gaveUp()
+        raise.reset()
         #expect(raise.request(attempt: 2, bondedLinkUpAt: t0, now: t0.advanced(byMs: 1_600)) == .askNow(attempt: 2))
     }
 
