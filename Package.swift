@@ -51,18 +51,18 @@ var targets: [Target] = [
     .target(name: "ATT", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "GATT", dependencies: ["ATT", "Bounded"], swiftSettings: core),
     .target(name: "Platform", dependencies: ["Bounded"], swiftSettings: core),
-    .target(name: "Firmware", dependencies: ["ANCS", "ATT", "GATT", "Feedback", "Mgmt", "Config", "Platform", "Bounded"], swiftSettings: core),
+    .target(name: "Firmware", dependencies: ["AMS", "CTS", "ANCS", "ATT", "GATT", "Feedback", "Mgmt", "Config", "Platform", "Bounded"], swiftSettings: core),
     .target(name: "CLinux"),
     .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
     .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
     .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux", "CBlueZ", "CGPIOD", "Config"], swiftSettings: core + gpiod),
     .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Mgmt", dependencies: ["Bounded"], swiftSettings: core),
-    .target(name: "Config", dependencies: ["Bounded", "Feedback", "ANCS"], swiftSettings: core),
+    .target(name: "Config", dependencies: ["Bounded", "Feedback", "ANCS", "AMS", "CTS"], swiftSettings: core),
 
     .target(
         name: "App",
-        dependencies: ["Firmware", "PlatformLinux", "Platform", "Config", "Feedback", "Mgmt", "PhoneSim", "ANCS", "ATT", "GATT", "Bounded"],
+        dependencies: ["Firmware", "AMS", "CTS", "PlatformLinux", "Platform", "Config", "Feedback", "Mgmt", "PhoneSim", "ANCS", "ATT", "GATT", "Bounded"],
         swiftSettings: core),
     .executableTarget(name: "wristlink", dependencies: ["App", "PlatformLinux"], swiftSettings: core),
     // The simulated iPhone (ANCS Notification Provider), sans-IO like the core.
@@ -94,7 +94,7 @@ var targets: [Target] = [
     .testTarget(
         name: "FirmwareTests",
         dependencies: [
-            "TestSupport", "Firmware", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Mgmt", "Config", "Feedback", "Bounded", "AllocCounter",
+            "TestSupport", "Firmware", "AMS", "CTS", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Mgmt", "Config", "Feedback", "Bounded", "AllocCounter",
             "BenchSupport",
         ],
         swiftSettings: core),

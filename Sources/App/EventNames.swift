@@ -3,9 +3,11 @@
 // text, and the text is the stream's contract (docs/events.md): scripts
 // match on it, so a name here never changes silently.
 
+import AMS
 import ANCS
 import ATT
 import Bounded
+import CTS
 import Firmware
 import Mgmt
 
@@ -76,6 +78,11 @@ extension LinkDrop {
         case .notificationOnUnknownHandle: ("att-notification", "unknown-handle")
         case .indicationOnUnknownHandle: ("att-indication", "unknown-handle")
         case .serviceChangedMalformed: ("service-changed", "malformed")
+        case .entityUpdate(.tooShort): ("entity-update", "too-short")
+        case .entityUpdate(.unknownEntity): ("entity-update", "unknown-entity")
+        case .playbackInfo(.noState): ("playback-info", "no-state")
+        case .playbackInfo(.badState): ("playback-info", "bad-state")
+        case .currentTime(let error): ("current-time", error.name)
         }
     }
 }
@@ -94,6 +101,9 @@ extension LinkError {
         case .subscribeFailed(.dataSource): ("data-source", "subscribe-failed")
         case .subscribeFailed(.notificationSource): ("notification-source", "subscribe-failed")
         case .transactionTimeout: ("att", "transaction-timeout")
+        case .companionWriteFailed(.remoteCommand, _): ("remote-command", "subscribe-failed")
+        case .companionWriteFailed(.entityUpdate, _): ("entity-update", "write-failed")
+        case .companionWriteFailed(.currentTime, _): ("current-time", "subscribe-failed")
         }
     }
 }
@@ -147,6 +157,79 @@ extension SetupFailure {
         case .status(let status): Name(status.name)
         case .malformedReply: "malformed-reply"
         case .lowEnergyUnsupported: "no-low-energy"
+        }
+    }
+}
+
+extension CTSError {
+    var name: Name {
+        switch self {
+        case .wrongLength: "wrong-length"
+        case .fieldOutOfRange: "out-of-range"
+        case .unknownTimeZone: "unknown-time-zone"
+        }
+    }
+}
+
+extension RemoteCommandID {
+    /// The specification's name, lower-case and hyphenated.
+    var name: StaticString {
+        switch self {
+        case .play: "play"
+        case .pause: "pause"
+        case .togglePlayPause: "toggle-play-pause"
+        case .nextTrack: "next-track"
+        case .previousTrack: "previous-track"
+        case .volumeUp: "volume-up"
+        case .volumeDown: "volume-down"
+        case .advanceRepeatMode: "advance-repeat-mode"
+        case .advanceShuffleMode: "advance-shuffle-mode"
+        case .skipForward: "skip-forward"
+        case .skipBackward: "skip-backward"
+        case .likeTrack: "like-track"
+        case .dislikeTrack: "dislike-track"
+        case .bookmarkTrack: "bookmark-track"
+        }
+    }
+}
+
+extension MediaCommandResult {
+    var text: StaticString {
+        switch self {
+        case .sent: "sent"
+        case .notAvailable: "not-available"
+        case .refused: "refused"
+        case .phoneError(AMSErrorCode.invalidState): "invalid-state"
+        case .phoneError(AMSErrorCode.invalidCommand): "invalid-command"
+        case .phoneError(AMSErrorCode.absentAttribute): "absent-attribute"
+        case .phoneError: "att-error"
+        case .interrupted: "interrupted"
+        }
+    }
+}
+
+extension MediaEvent {
+    /// The player's state in the events (nil: not a state change).
+    var stateName: StaticString? {
+        switch self {
+        case .absent: "absent"
+        case .noPlayer: "no-player"
+        case .playback(.playing): "playing"
+        case .playback(.paused): "paused"
+        case .playback(.rewinding): "rewinding"
+        case .playback(.fastForwarding): "fast-forwarding"
+        case .playback(.other): "unknown"
+        case .commandEnded: nil
+        }
+    }
+}
+
+extension TimeUnknownReason {
+    var name: StaticString {
+        switch self {
+        case .noCTS: "no-cts"
+        case .readFailed: "read-failed"
+        case .badValue: "bad-value"
         }
     }
 }

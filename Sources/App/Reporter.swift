@@ -7,8 +7,10 @@
 // Events stream: one object per line, each with `t_ms` (monotonic ms since
 // start) and `kind` (docs/events.md lists every kind and field).
 
+import AMS
 import ANCS
 import Bounded
+import CTS
 import Config
 import Firmware
 import Mgmt
@@ -126,6 +128,14 @@ public struct Reporter: ~Copyable, EventSink {
             logLine(.info) {
                 $0.append(text: "action silence on uid "); $0.append(decimal: Int64(uid ?? 0)); $0.append(text: ": "); $0.append(text: result)
             }
+        case .media(let command, let result):
+            if hasEvents {
+                begin("media", now: now)
+                field("command", command.name)
+                field("result", result.text)
+                finish()
+            }
+            logLine(.info) { $0.append(text: "media "); $0.append(text: command.name); $0.append(text: ": "); $0.append(text: result.text) }
         case .ringLimited(let uid):
             if hasEvents {
                 begin("alert", now: now)
@@ -234,6 +244,33 @@ public struct Reporter: ~Copyable, EventSink {
         case .error(let error):
             let words = error.words
             self.error(words.what, words.detail, now: now)
+        case .media(let media):
+            // A press's end is reported as a FirmwareEvent.media.
+            guard let state = media.stateName else { return }
+            stateChange("media", state, reason: nil, level: .info, now: now)
+        case .time(.learned(let clock, let jumpS)): time(clock, jumpS: jumpS, now: now)
+        case .time(.unknown(let reason)): stateChange("time", "unknown", reason: Name(reason.name), level: .notice, now: now)
+        }
+    }
+
+    /// `{"kind":"time","local":"2026-12-01T22:15:03","utc_offset_min":60,"source":"phone"}`
+    /// (`utc_offset_min` only when the phone said its zone).
+    private mutating func time(_ clock: PhoneClock, jumpS: Int64?, now: Instant) {
+        guard let local = clock.local(at: now) else { return }
+        if hasEvents {
+            begin("time", now: now)
+            json.append(text: ",\"local\":\"")
+            local.appendISO8601(to: &json)
+            json.append(text: "\"")
+            if let offset = clock.utcOffsetMin { field("utc_offset_min", Int64(offset)) }
+            field("source", "phone")
+            finish()
+        }
+        logLine(.info) {
+            $0.append(text: "time from the phone: ")
+            local.appendISO8601(to: &$0)
+            if let offset = clock.utcOffsetMin { $0.append(text: " UTC offset "); $0.append(decimal: offset); $0.append(text: " min") }
+            if let jumpS, jumpS != 0 { $0.append(text: " (moved "); $0.append(decimal: jumpS); $0.append(text: " s)") }
         }
     }
 

@@ -207,3 +207,32 @@ public struct DailyWindow: Equatable, Sendable {
         startMinute < endMinute ? (startMinute <= m && m < endMinute) : (m >= startMinute || m < endMinute)
     }
 }
+
+extension CivilDateTime {
+    /// Appends `YYYY-MM-DDTHH:MM:SS` (ISO 8601, no zone); false when `out`
+    /// is too full (nothing is appended then).
+    @discardableResult
+    public func appendISO8601(to out: inout ByteBuffer) -> Bool {
+        var text = InlineBytes<19>()
+        func digits(_ value: Int, _ count: Int) {
+            var divisor = 1
+            for _ in 1..<count { divisor *= 10 }
+            while divisor > 0 {
+                text.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        digits(year, 4)
+        text.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        text.append(UInt8(ascii: "-"))
+        digits(day, 2)
+        text.append(UInt8(ascii: "T"))
+        digits(hour, 2)
+        text.append(UInt8(ascii: ":"))
+        digits(minute, 2)
+        text.append(UInt8(ascii: ":"))
+        digits(second, 2)
+        return out.append(contentsOf: text.span)
+    }
+}

@@ -4,6 +4,7 @@
 // own actions. Everything refers to board outputs and policy patterns by
 // index. Syntax: docs/config.md; parser: PolicyParser.swift.
 
+import AMS
 import ANCS
 import Bounded
 import Feedback
@@ -115,6 +116,9 @@ public enum ButtonAction: Equatable, Sendable {
     /// Stop the ringing call's lasting alert on the wrist; nothing is sent
     /// to the phone and the call stays the target of accept.
     case silence
+    /// An Apple Media Service remote command (media-toggle, media-next,
+    /// media-previous, volume-up, volume-down in the file).
+    case media(RemoteCommandID)
     case none
 }
 

@@ -162,6 +162,11 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
             updateUnread(now: now)
         case .command(let result):
             commandFinished(result, session: &session, now: now)
+        case .media(.commandEnded(_, let result)):
+            switch result {
+            case .phoneError, .interrupted: feedback(policy.actionFailed, now: now)
+            case .sent, .notAvailable, .refused: break
+            }
         case .permissionWaiting:
             if !permissionShown {
                 permissionShown = true

@@ -5,15 +5,18 @@
 //   refuses (a one-button board: short grants, long refuses);
 // - a long press of both buttons opens pairing mode;
 // - otherwise the policy's action for the button and the press length
-//   (positive or negative Perform Notification Action, or silencing the
-//   ringing call), if any; while an incoming call rings on the wrist the
-//   policy's `ringing-short`/`ringing-long` actions come first (by default
-//   a long reject silences the ring).
+//   (positive or negative Perform Notification Action, silencing the
+//   ringing call, or a media command for the phone's player), if any;
+//   while an incoming call rings on the wrist the policy's
+//   `ringing-short`/`ringing-long` actions come first (by default a long
+//   reject silences the ring and a long accept answers, so the long
+//   presses' media commands apply only when no call rings).
 // A double press has no action; double presses are off, so a short press
 // is reported at its release rather than after the double-press gap.
 // Buttons are known by their role: the chord is accept + reject, and
 // `reject` is the refusing button, both found once here.
 
+import AMS
 import ANCS
 import Bounded
 import Config
@@ -25,6 +28,8 @@ struct ButtonRouter: ~Copyable {
         case action(ActionID)
         /// Stop the ringing call's lasting alert on the wrist.
         case silence
+        /// An AMS remote command (the phone's media player).
+        case media(RemoteCommandID)
         case pairingMode
         case nothing
     }
@@ -105,6 +110,7 @@ struct ButtonRouter: ~Copyable {
         case .positive: return .action(.positive)
         case .negative: return .action(.negative)
         case .silence: return .silence
+        case .media(let command): return .media(command)
         case .none: return .nothing
         }
     }

@@ -4,9 +4,11 @@
 // exhaustively; they become text only in the events stream and the log
 // (App's Reporter). docs/architecture.md has the flow.
 
+import AMS
 import ANCS
 import ATT
 import Bounded
+import CTS
 
 /// Where the link is in its bring-up.
 public enum LinkState: Equatable, Sendable {
@@ -69,6 +71,12 @@ public enum LinkDrop: Equatable, Sendable {
     case notificationOnUnknownHandle
     case indicationOnUnknownHandle
     case serviceChangedMalformed
+    /// An AMS Entity Update the wearable cannot read.
+    case entityUpdate(EntityUpdateError)
+    /// A PlaybackInfo value without a readable state.
+    case playbackInfo(PlaybackInfoError)
+    /// A Current Time or Local Time Information value out of range.
+    case currentTime(CTSError)
 }
 
 /// Which of the phone's characteristics a subscription was for.
@@ -93,6 +101,63 @@ public enum LinkError: Equatable, Sendable {
     case noNotificationSource
     case subscribeFailed(SubscribedSource)
     case transactionTimeout
+    /// The phone refused a write to one of its AMS or CTS characteristics
+    /// (a subscription or the Entity Update request), with this ATT error.
+    case companionWriteFailed(CompanionCharacteristic, code: UInt8)
+}
+
+/// The characteristics of the phone's other services the link writes.
+public enum CompanionCharacteristic: Equatable, Sendable {
+    case remoteCommand
+    case entityUpdate
+    case currentTime
+}
+
+/// What became of a media press (an AMS Remote Command).
+public enum MediaCommandResult: Equatable, Sendable {
+    /// The phone acknowledged the write.
+    case sent
+    /// No AMS, no player, or the phone does not list the command now:
+    /// nothing was sent.
+    case notAvailable
+    /// A media command was already waiting for the phone.
+    case refused
+    /// The phone answered with this ATT error (0xA0 Invalid State, 0xA1
+    /// Invalid Command, 0xA2 Absent Attribute, or another).
+    case phoneError(UInt8)
+    /// The write was abandoned before the phone answered (the link ended
+    /// or the phone's services changed).
+    case interrupted
+}
+
+/// The phone's media player as AMS tells it.
+public enum MediaEvent: Equatable, Sendable {
+    /// The phone has no AMS (older iOS, or not offered to this wearable).
+    case absent
+    /// PlaybackInfo changed state.
+    case playback(PlaybackState)
+    /// PlaybackInfo is empty: no media app.
+    case noPlayer
+    /// A media press ended.
+    case commandEnded(RemoteCommandID, MediaCommandResult)
+}
+
+/// Why the wearable does not know the time.
+public enum TimeUnknownReason: Equatable, Sendable {
+    /// The phone has no Current Time Service.
+    case noCTS
+    /// Reading Current Time failed (an ATT error).
+    case readFailed
+    /// The phone's Current Time value was out of range.
+    case badValue
+}
+
+/// The phone's clock (Current Time Service).
+public enum TimeEvent: Equatable, Sendable {
+    /// The local time was read or notified; `jumpS` is how far it moved
+    /// from the time the wearable kept (nil the first time).
+    case learned(PhoneClock, jumpS: Int64?)
+    case unknown(TimeUnknownReason)
 }
 
 public enum LinkEvent: Equatable, Sendable {
@@ -113,6 +178,8 @@ public enum LinkEvent: Equatable, Sendable {
     case command(CommandResult)
     case drop(LinkDrop)
     case error(LinkError)
+    case media(MediaEvent)
+    case time(TimeEvent)
 }
 
 /// What the link asks of the platform. At most one of each kind is ever

@@ -17,9 +17,11 @@
 // themselves, silent subscription loss, a dead Notification Source):
 // docs/architecture.md, "Link procedures".
 
+import AMS
 import ANCS
 import ATT
 import Bounded
+import CTS
 import GATT
 
 public struct PhoneLinkConfig: Sendable {
@@ -42,6 +44,9 @@ public struct PhoneLinkConfig: Sendable {
     /// that needs security waits for the phone to encrypt by itself before
     /// the wearable asks for it.
     public var bondedEncryptionWaitMs: Int64 = 1_500
+    /// Once ANCS is live, use the phone's Apple Media Service and Current
+    /// Time Service too (CompanionServices.swift). Off: ANCS alone.
+    public var companionServices = true
 
     public init() {}
 }
@@ -145,6 +150,13 @@ public struct PhoneLink: ~Copyable {
     private var security: SecurityRaise
     public var isRaisingSecurity: Bool { security.isOutstanding }
     private var permissionBackoff: Backoff
+    /// AMS and CTS, run on the live link when the Control Point is idle.
+    private var companion = CompanionServices()
+    /// The phone's local time as its Current Time Service said (kept
+    /// across links).
+    public var phoneClock: PhoneClock { companion.clock }
+    /// The media commands the phone lists as available now (empty without AMS).
+    public var mediaCommandsAvailable: RemoteCommandSet { companion.available }
 
     public init(config: PhoneLinkConfig) {
         self.config = config
@@ -214,6 +226,7 @@ public struct PhoneLink: ~Copyable {
         generation &+= 1
         serviceChangedHandle = 0
         clearANCSHandles()
+        companion.reset()
         emit(.connected, now: now, handler: &handler, effects: &effects)
         phase = .bringUp(.exchangingMTU)
         PDUWriter.exchangeMTURequest(&scratch, clientMTU: UInt16(config.bearer.maxMTU))
@@ -228,7 +241,17 @@ public struct PhoneLink: ~Copyable {
         phase = .disconnected
         generation &+= 1
         clearSecurityAndRetries()
+        abandonCompanion(dropMedia: true, now: now, handler: &handler, effects: &effects)
+        companion.reset()
         emit(.ended(reason: reason), now: now, handler: &handler, effects: &effects)
+    }
+
+    /// The companion request out will not be answered to it (the
+    /// generation moved on); a media press it loses is reported.
+    private mutating func abandonCompanion<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(dropMedia: Bool, now: Instant, handler: inout H, effects: inout Effects<S>) {
+        if let lost = companion.abandonOutstanding(dropMedia: dropMedia) {
+            emit(.media(.commandEnded(lost, .interrupted)), now: now, handler: &handler, effects: &effects)
+        }
     }
 
     private mutating func clearSecurityAndRetries() {
@@ -351,6 +374,8 @@ public struct PhoneLink: ~Copyable {
             case .completed(let result): emit(.command(result), now: now, handler: &handler, effects: &effects)
             case .dropped(_, let reason): emit(.drop(.dataSource(reason)), now: now, handler: &handler, effects: &effects)
             }
+        } else if case .handled(let event) = companion.notification(handle: handle, value: value, now: now) {
+            if let event { emit(event, now: now, handler: &handler, effects: &effects) }
         } else {
             counters.unknownHandleNotifications &+= 1
             emit(.drop(.notificationOnUnknownHandle), now: now, handler: &handler, effects: &effects)
@@ -373,8 +398,20 @@ public struct PhoneLink: ~Copyable {
         case .disconnected, .bringUp(.exchangingMTU), .bringUp(.discoveringGATT), .bringUp(.subscribingServiceChanged):
             return  // ANCS discovery has not started; it will see the new database.
         default:
-            guard covers else { return }
+            break
         }
+        // AMS and CTS are found again once ANCS is live again (or at once
+        // when only they moved).
+        if companion.step != .notStarted, companion.isAffected(by: range) {
+            if !covers, phase == .live, companion.outstanding != nil {
+                // Its answer would come under the old database: skip it.
+                generation &+= 1
+            }
+            abandonCompanion(dropMedia: true, now: now, handler: &handler, effects: &effects)
+            companion.reset()
+            if !covers, phase == .live, config.companionServices { companion.start() }
+        }
+        guard covers else { return }
         restartANCS(reason: .serviceChanged, now: now, handler: &handler, effects: &effects)
     }
 
@@ -382,6 +419,7 @@ public struct PhoneLink: ~Copyable {
         if session.isActive || phase == .live { emit(.ended(reason: reason), now: now, handler: &handler, effects: &effects) }
         endSession()
         generation &+= 1
+        abandonCompanion(dropMedia: false, now: now, handler: &handler, effects: &effects)
         startANCSDiscovery(now: now, handler: &handler, effects: &effects)
     }
 
@@ -454,6 +492,7 @@ public struct PhoneLink: ~Copyable {
             phase = .live
             watch.traffic(now: now)
             permissionBackoff.reset()
+            if config.companionServices, companion.step == .notStarted { companion.start() }
             emit(.subscribed, now: now, handler: &handler, effects: &effects)
         case .resubscribing(.probeFailed):
             // Notification Source is off; Data Source again too: a phone
@@ -462,9 +501,14 @@ public struct PhoneLink: ~Copyable {
         case .resubscribing(.silence):
             subscribeNotificationSource(now: now, handler: &handler, effects: &effects)
         case .live:
-            // The Control Point write (or a step of its long write): the
-            // only request made while live (resubscribing and restarts
-            // leave this phase first, and a restart bumps the generation).
+            // A companion service's request (AMS, CTS), or else the Control
+            // Point write (or a step of its long write): the only requests
+            // made while live (resubscribing and restarts leave this phase
+            // first, and a restart bumps the generation).
+            if companion.outstanding != nil {
+                if let event = companion.handle(response, in: pdu, now: now) { emit(event, now: now, handler: &handler, effects: &effects) }
+                return
+            }
             let result: CommandResult?
             if longWrite.isActive {
                 switch longWrite.handle(response, in: pdu) {
@@ -605,6 +649,13 @@ public struct PhoneLink: ~Copyable {
         return session.performAction(uid: uid, action)
     }
 
+    /// Queues an AMS Remote Command (a media press; written at `flush`),
+    /// only when the phone lists it as available now.
+    mutating func requestMedia(_ command: RemoteCommandID) -> CompanionServices.MediaRequest {
+        guard phase == .live else { return .notAvailable }
+        return companion.requestMedia(command)
+    }
+
     /// Why the subscription is written again on a live link.
     enum Resubscription: Equatable {
         /// The keep-alive probe was not answered as ANCS answers: the phone
@@ -636,7 +687,17 @@ public struct PhoneLink: ~Copyable {
     /// Sends queued Control Point commands. Call after reading the events of
     /// an input: a command sent here replaces the last attribute values.
     public mutating func flush<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        guard phase == .live, controlPointHandle != 0, session.canSend else { return }
+        guard phase == .live, companion.outstanding == nil else { return }
+        sendCommand(now: now, handler: &handler, effects: &effects)
+        // With the Control Point idle: a media press, or the next step of
+        // the companion services' bring-up.
+        guard !session.hasCommandInFlight, !longWrite.isActive, companion.wantsToSend else { return }
+        if companion.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
+    }
+
+    /// Sends the next queued Control Point command, if it may go.
+    private mutating func sendCommand<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
+        guard controlPointHandle != 0, session.canSend else { return }
         // Each pass sends one command or drops one. The queues hold at most
         // fetchQueueCapacity + actionQueueCapacity, and a reaction to a drop
         // may queue one more (an alert never fetches): twice that is the
@@ -672,7 +733,7 @@ public struct PhoneLink: ~Copyable {
 
     public var deadline: Instant? {
         var next = earliest(bearer.deadline, session.deadline)
-        if phase == .live, !session.hasCommandInFlight { next = earliest(next, watch.deadline) }
+        if phase == .live, !session.hasCommandInFlight, companion.outstanding == nil { next = earliest(next, watch.deadline) }
         next = earliest(next, security.deadline)
         if case .waitingForPermission(_, let at?) = phase { next = earliest(next, at) }
         return next
@@ -697,7 +758,7 @@ public struct PhoneLink: ~Copyable {
             retrySubscription(retry, now: now, handler: &handler, effects: &effects)
         }
         if let result = session.checkTimeout(now: now) { commandFinished(result, now: now, handler: &handler, effects: &effects) }
-        if phase == .live, !session.hasCommandInFlight {
+        if phase == .live, !session.hasCommandInFlight, companion.outstanding == nil {
             switch watch.advance(now: now) {
             case .resubscribe: resubscribe(.silence, now: now, handler: &handler, effects: &effects)
             case .probe: if session.probe() == .queued { counters.probesSent &+= 1 }

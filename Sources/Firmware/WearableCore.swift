@@ -17,6 +17,7 @@
 // offering it; no target, or one that does not offer it, is "nothing to
 // do": no command, a short buzz) and reports every event once, in order.
 
+import AMS
 import ANCS
 import Bounded
 import Config
@@ -37,6 +38,8 @@ public enum FirmwareEvent: Equatable, Sendable {
     /// A lasting alert reached the policy's `ring-limit-ms` and stopped on
     /// the wrist; the notification stays.
     case ringLimited(uid: UInt32)
+    /// A media press (AMS Remote Command) ended: sent, or why not.
+    case media(command: RemoteCommandID, result: MediaCommandResult)
     case rejected(what: Name, reason: Name)
     case stopping(reason: Name)
     /// The bond file could not be written (or the bonds not serialised);
@@ -53,6 +56,8 @@ extension FirmwareEvent {
             self = .action(uid: uid, action: action, result: .sent)
         case .command(.failed(.performNotificationAction(let uid, let action), let failure)):
             self = .action(uid: uid, action: action, result: .failed(failure))
+        case .media(.commandEnded(let command, let result)):
+            self = .media(command: command, result: result)
         default:
             return nil
         }
@@ -287,6 +292,19 @@ public struct WearableCore: ~Copyable {
                 let uid = alerts.silence(now: now)
                 emit(.silenced(uid: uid), now: now, into: &effects)
                 if uid == nil { alerts.nothingToDo(now: now) }
+            case .media(let command):
+                // Queued: its end (sent, or the phone's error) is reported
+                // when the phone answers.
+                switch phone.requestMedia(command) {
+                case .queued:
+                    break
+                case .notAvailable:
+                    emit(.media(command: command, result: .notAvailable), now: now, into: &effects)
+                    alerts.nothingToDo(now: now)
+                case .busy:
+                    emit(.media(command: command, result: .refused), now: now, into: &effects)
+                    alerts.actionRefused(now: now)
+                }
             case .pairingMode:
                 controller.enterPairingMode(now: now)
                 absorbController(now: now, into: &effects)

@@ -109,7 +109,7 @@ struct FaultBoundTests {
 
     @Test("a request the bearer refuses (queue full) during a restart ends the link instead of stalling it")
     func refusedRequestEndsTheLink() {
-        var config = PhoneLinkConfig()
+        var config = scriptedLinkConfig()
         config.bearer.requestQueueCapacity = 2
         var rig = LinkRig(link: LinkDriver(config: config))
         rig.link.linkUp(now: rig.now)

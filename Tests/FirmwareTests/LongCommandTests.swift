@@ -9,7 +9,7 @@ import TestSupport
 /// Service Changed 0x03, ANCS 0x0B–0x14, Control Point 0x10, Data Source
 /// 0x12), settled after each as the Runner does.
 struct LinkRig: ~Copyable {
-    var link = LinkDriver(config: PhoneLinkConfig())
+    var link = LinkDriver(config: scriptedLinkConfig())
     var now = Instant(ms: 1_000)
     var events: [LinkEvent] = []
     var actions: [LinkAction] = []

@@ -49,6 +49,16 @@ func testConfig(policy: PolicyConfig = defaultPolicy) -> WearableConfig {
     // These tests post new notifications right after subscribing; the
     // replay window has its own tests in PhoneSimTests/QuirkTests.
     config.replayWindowMs = 0
+    config.link = scriptedLinkConfig()
+    return config
+}
+
+/// The link as the scripted phones here know it: ANCS alone. The phone's
+/// AMS and CTS (tried once ANCS is live) have their own scripted tests
+/// (CompanionTests.swift) and the simulated iPhone's tests.
+func scriptedLinkConfig() -> PhoneLinkConfig {
+    var config = PhoneLinkConfig()
+    config.companionServices = false
     return config
 }
 

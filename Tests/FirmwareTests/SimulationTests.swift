@@ -201,6 +201,12 @@ struct ChaosRun: ~Copyable {
             try deliver("01 12 " + pdu.dropFirst(3).prefix(5) + " 05")
             return
         }
+        if pdu.hasPrefix("06 "), Self.responses[pdu] == nil {
+            // Find By Type Value for a service this phone does not have
+            // (AMS, CTS): Attribute Not Found.
+            try deliver("01 06 " + pdu.dropFirst(3).prefix(5) + " 0A")
+            return
+        }
         guard let response = Self.responses[pdu] else {
             throw Violation(description: "the firmware sent an unexpected request \(pdu)")
         }
