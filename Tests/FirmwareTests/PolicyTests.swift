@@ -27,9 +27,12 @@ struct CoreRig: ~Copyable {
     /// leave the link live). A bring-up that goes otherwise is recorded as
     /// an issue of the calling test, at its line, and the script stops
     /// there: the test fails with the step, the other tests run on.
+    /// `companions`: the link goes on to the phone's AMS and CTS once ANCS
+    /// is live (the script must answer for them: CompanionTests).
     init(policy: PolicyConfig = defaultPolicy, replayWindowMs: Int64? = nil, controller: Bool = false, bonds: String? = nil,
-         script: [Step]? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+         script: [Step]? = nil, companions: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) {
         var config = testConfig(policy: policy)
+        config.link.companionServices = companions
         if let replayWindowMs { config.replayWindowMs = replayWindowMs }
         config.controller.enabled = controller
         var store = BondStore()

@@ -1,0 +1,197 @@
+// The phone's Apple Media Service and Current Time Service, after ANCS is
+// live, against a scripted phone: AMS at 0x20–0x28 (Remote Command 0x22
+// with its CCCD at 0x23, Entity Update 0x25 / 0x26, Entity Attribute
+// 0x28), CTS at 0x30–0x35 (Current Time 0x32 / 0x33, Local Time
+// Information 0x35). Byte order on the wire is little-endian throughout
+// (Core Vol 3 Part F 3.2.9).
+
+import AMS
+import ANCS
+import Bounded
+import CTS
+import Config
+import Firmware
+import Testing
+import TestSupport
+
+enum CompanionWire {
+    static let ams = "DC F8 55 AD 02 C5 F4 8E 3A 43 36 0F 2B 50 D3 89"
+    static let remoteCommand = "C2 51 CA F7 56 0E DF B8 8A 4A B1 57 D8 81 3C 9B"
+    static let entityUpdate = "02 C1 96 BA 92 BB 0C 9A 1F 41 8D 80 CE AB 7C 2F"
+    static let entityAttribute = "D7 D5 BB 70 A8 A3 AB A6 D8 46 AB 23 8C F3 B2 C6"
+
+    static let amsDiscovery: [Step] = [
+        .firmware("06 01 00 FF FF 00 28 " + ams), .phone("07 20 00 28 00"),
+        .firmware("08 21 00 28 00 03 28"),
+        .phone("09 15 21 00 18 22 00 \(remoteCommand) 24 00 18 25 00 \(entityUpdate) 27 00 0A 28 00 \(entityAttribute)"),
+        .firmware("08 28 00 28 00 03 28"), .phone("01 08 28 00 0A"),
+        .firmware("04 23 00 23 00"), .phone("05 01 23 00 02 29"),
+        .firmware("04 26 00 26 00"), .phone("05 01 26 00 02 29"),
+    ]
+    /// Remote Command and Entity Update notifications on, then the Player's
+    /// PlaybackInfo asked for (`00 01`).
+    static let amsSubscribe: [Step] = [
+        .firmware("12 23 00 01 00"), .phone("13"),
+        .firmware("12 26 00 01 00"), .phone("13"),
+        .firmware("12 25 00 00 01"), .phone("13"),
+    ]
+    static let ctsDiscovery: [Step] = [
+        .firmware("06 01 00 FF FF 00 28 05 18"), .phone("07 30 00 35 00"),
+        .firmware("08 31 00 35 00 03 28"), .phone("09 07 31 00 12 32 00 2B 2A 34 00 02 35 00 0F 2A"),
+        .firmware("08 35 00 35 00 03 28"), .phone("01 08 35 00 0A"),
+        .firmware("04 33 00 33 00"), .phone("05 01 33 00 02 29"),
+    ]
+    /// 2026-12-01 22:15:03, Tuesday; UTC+1 (4 quarter hours), no DST.
+    static let ctsRead: [Step] = [
+        .firmware("0A 32 00"), .phone("0B EA 07 0C 01 16 0F 03 02 00 00"),
+        .firmware("0A 35 00"), .phone("0B 04 00"),
+        .firmware("12 33 00 01 00"), .phone("13"),
+    ]
+    static let all = amsDiscovery + amsSubscribe + ctsDiscovery + ctsRead
+    /// Remote Command: Play, Pause, TogglePlayPause, Next, Previous, Volume up/down.
+    static let commandsAvailable = "1B 22 00 00 01 02 03 04 05 06"
+    /// Entity Update: Player, PlaybackInfo, no flags, "1,1.0,12.5" (playing).
+    static let playing = "1B 25 00 00 01 00 31 2C 31 2E 30 2C 31 32 2E 35"
+    static let paused = "1B 25 00 00 01 00 30 2C 30 2E 30 2C 31 32 2E 35"
+}
+
+/// The shipped policy with the long presses as the media defaults.
+func mediaPolicy() -> PolicyConfig {
+    var policy = defaultPolicy
+    policy.longPress = [.media(.togglePlayPause), .media(.nextTrack)]
+    policy.ringingLongPress = [.positive, .silence]
+    return policy
+}
+
+@Suite("Companion services: AMS and CTS after ANCS")
+struct CompanionTests {
+    @Test("once ANCS is live: AMS discovered, Remote Command and Entity Update subscribed, 00 01 written; CTS read and subscribed")
+    func bringUpOrder() {
+        var rig = CoreRig(policy: mediaPolicy(), companions: true)
+        let up = rig.play(CompanionWire.all)
+        #expect(up)
+        #expect(rig.sent == [], "nothing more once the companions are up")
+        rig.sent.removeAll()
+        let local = CivilDateTime(year: 2026, month: 12, day: 1, hour: 22, minute: 15, second: 3)!
+        #expect(rig.core.phone.phoneClock.local(at: rig.now) == local)
+        #expect(rig.core.phone.phoneClock.utcOffsetMin == 60)
+        #expect(rig.events.contains { if case .link(.time(.learned(_, nil))) = $0 { true } else { false } })
+    }
+
+    @Test("PlaybackInfo notifications report playing and paused once each, not again for the same state")
+    func playbackStateEvents() {
+        var rig = CoreRig(policy: mediaPolicy(), companions: true)
+        let up = rig.play(CompanionWire.all)
+        #expect(up)
+        rig.phone(CompanionWire.playing)
+        rig.phone(CompanionWire.playing)
+        rig.phone(CompanionWire.paused)
+        rig.phone("1B 25 00 00 01 00")
+        let media = rig.events.compactMap { if case .link(.media(let m)) = $0 { m } else { nil } }
+        #expect(media == [.playback(.playing), .playback(.paused), .noPlayer])
+    }
+
+    @Test("a long accept with no call ringing writes TogglePlayPause (02) to Remote Command; the Write Response reports it sent")
+    func longAcceptTogglesPlayback() {
+        var rig = CoreRig(policy: mediaPolicy(), companions: true)
+        let up = rig.play(CompanionWire.all)
+        #expect(up)
+        rig.phone(CompanionWire.commandsAvailable)
+        rig.press(0, ms: 1_000)
+        #expect(rig.sent == ["12 22 00 02"])
+        rig.sent.removeAll()
+        rig.phone("13")
+        #expect(rig.events.contains(.media(command: .togglePlayPause, result: .sent)))
+        rig.press(1, ms: 1_000)
+        #expect(rig.sent == ["12 22 00 03"], "a long reject skips to the next track")
+        rig.sent.removeAll()
+    }
+
+    @Test("a media command the phone does not list is not sent: not-available and the nothing-to-do nudge")
+    func unlistedCommandIsNotSent() {
+        var rig = CoreRig(policy: mediaPolicy(), companions: true)
+        let up = rig.play(CompanionWire.all)
+        #expect(up)
+        rig.phone("1B 22 00 00 01")  // only Play and Pause now
+        rig.press(0, ms: 1_000)
+        #expect(rig.sent == [])
+        rig.sent.removeAll()
+        #expect(rig.events.contains(.media(command: .togglePlayPause, result: .notAvailable)))
+        let vibration = simBoard.outputIndex(named: "vibration")!
+        #expect(rig.events.contains(.line(index: vibration, on: true)), "the nothing-to-do feedback")
+    }
+
+    @Test("0xA0 Invalid State to a Remote Command write is reported as the phone's error, with the failure pattern")
+    func invalidStateIsReported() {
+        var rig = CoreRig(policy: mediaPolicy(), companions: true)
+        let up = rig.play(CompanionWire.all)
+        #expect(up)
+        rig.phone(CompanionWire.commandsAvailable)
+        rig.press(0, ms: 1_000)
+        #expect(rig.sent == ["12 22 00 02"])
+        rig.sent.removeAll()
+        rig.phone("01 12 22 00 A0")
+        #expect(rig.events.contains(.media(command: .togglePlayPause, result: .phoneError(AMSErrorCode.invalidState))))
+        let failed = rig.everOn("vibration", forMs: 300)
+        #expect(failed, "the action-failed feedback")
+    }
+
+    @Test("no AMS and no CTS (Attribute Not Found): media absent, time unknown, and a long accept is not-available")
+    func absentServices() {
+        var rig = CoreRig(policy: mediaPolicy(), companions: true)
+        let up = rig.play([
+            .firmware("06 01 00 FF FF 00 28 " + CompanionWire.ams), .phone("01 06 01 00 0A"),
+            .firmware("06 01 00 FF FF 00 28 05 18"), .phone("01 06 01 00 0A"),
+        ])
+        #expect(up)
+        #expect(rig.sent == [])
+        rig.sent.removeAll()
+        #expect(rig.events.contains(.link(.media(.absent))))
+        #expect(rig.events.contains(.link(.time(.unknown(.noCTS)))))
+        rig.press(0, ms: 1_000)
+        #expect(rig.sent == [])
+        rig.sent.removeAll()
+        #expect(rig.events.contains(.media(command: .togglePlayPause, result: .notAvailable)))
+    }
+
+    @Test("the Control Point goes first: a notification's fetch queued during AMS discovery is written before the next AMS step")
+    func controlPointFirst() throws {
+        let policy = try shippedPolicy(replacing: "", with: "", adding: "\nrule app=com.example.x led-notify=blink\n")
+        var rig = CoreRig(policy: policy, companions: true)
+        #expect(rig.sent == ["06 01 00 FF FF 00 28 " + CompanionWire.ams])
+        rig.sent.removeAll()
+        rig.notify(.added, [], .social, uid: 7)
+        #expect(rig.sent == [], "one request at a time: the discovery is out")
+        rig.sent.removeAll()
+        rig.phone("07 20 00 28 00")
+        #expect(rig.sent == ["12 10 00 00 07 00 00 00 00"], "the fetch for the app rule before AMS goes on")
+        rig.sent.removeAll()
+    }
+
+    @Test("a Current Time notification after a time-zone change reads Local Time Information again and reports the new time")
+    func timeZoneChangeRereadsLocalTime() {
+        var rig = CoreRig(policy: mediaPolicy(), companions: true)
+        let up = rig.play(CompanionWire.all)
+        #expect(up)
+        rig.events.removeAll()
+        // 2026-12-01 23:15:03, reason: time zone change (bit 2).
+        rig.phone("1B 32 00 EA 07 0C 01 17 0F 03 02 00 04")
+        #expect(rig.sent == ["0A 35 00"])
+        rig.sent.removeAll()
+        rig.phone("0B 08 00")
+        #expect(rig.core.phone.phoneClock.utcOffsetMin == 120)
+        #expect(rig.events.contains { if case .link(.time(.learned(_, 3_600))) = $0 { true } else { false } })
+    }
+
+    @Test("the phone's clock runs on with the monotonic clock and survives the link going down")
+    func clockKeptAcrossLinks() {
+        var rig = CoreRig(policy: mediaPolicy(), companions: true)
+        let up = rig.play(CompanionWire.all)
+        #expect(up)
+        rig.advance(ms: 60_000)
+        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.advance(ms: 60_000)
+        let expected = CivilDateTime(year: 2026, month: 12, day: 1, hour: 22, minute: 17, second: 3)!
+        #expect(rig.core.phone.phoneClock.local(at: rig.now) == expected)
+    }
+}
