@@ -1,9 +1,11 @@
 // The policy: named patterns, what each notification category plays on which
 // output, rules that override it for an app, a title or a category, the
-// unread indicator, what the buttons do, and the feedback for the wearer's
-// own actions. Everything refers to board outputs and policy patterns by
-// index. Syntax: docs/config.md; parser: PolicyParser.swift.
+// unread indicator, what the buttons do (ANCS actions, silencing a ring,
+// AMS media commands), and the feedback for the wearer's own actions.
+// Everything refers to board outputs and policy patterns by index. Syntax:
+// docs/config.md; parser: PolicyParser.swift.
 
+import AMS
 import ANCS
 import Bounded
 import Feedback
@@ -115,6 +117,9 @@ public enum ButtonAction: Equatable, Sendable {
     /// Stop the ringing call's lasting alert on the wrist; nothing is sent
     /// to the phone and the call stays the target of accept.
     case silence
+    /// An Apple Media Service remote command (media-toggle, media-next,
+    /// media-previous, volume-up, volume-down in the file).
+    case media(RemoteCommandID)
     case none
 }
 

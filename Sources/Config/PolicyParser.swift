@@ -5,6 +5,7 @@
 // matched as bytes (`Text`, Lexer.swift); Strings are made for what the
 // policy keeps (pattern names, a rule's app and title) and for messages.
 
+import AMS
 import ANCS
 import Bounded
 import Feedback
@@ -348,9 +349,17 @@ struct PolicyParser {
             case "positive": action = .positive
             case "negative": action = .negative
             case "silence": action = .silence
+            case "media-toggle": action = .media(.togglePlayPause)
+            case "media-next": action = .media(.nextTrack)
+            case "media-previous": action = .media(.previousTrack)
+            case "volume-up": action = .media(.volumeUp)
+            case "volume-down": action = .media(.volumeDown)
             case "none": action = .none
             case let other:
-                throw ConfigError(line: number, .badLine, "\(word.key) takes positive, negative, silence or none, not '\(other)'")
+                throw ConfigError(
+                    line: number, .badLine,
+                    "\(word.key) takes positive, negative, silence, media-toggle, media-next, media-previous, volume-up, volume-down or none, not '\(other)'"
+                )
             }
             switch word.key {
             case "short": shortPress[button] = action

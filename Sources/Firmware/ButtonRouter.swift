@@ -105,6 +105,8 @@ struct ButtonRouter: ~Copyable {
         case .positive: return .action(.positive)
         case .negative: return .action(.negative)
         case .silence: return .silence
+        // No AMS client yet (docs/ams.md): a media command does nothing.
+        case .media: return .nothing
         case .none: return .nothing
         }
     }

@@ -109,7 +109,7 @@ struct PolicyErrorTests {
     @Test("other bad lines: a rule that matches nothing, an action that does not exist, an output with no pattern")
     func badLines() {
         #expect(policyError("pattern b on 1\nrule led-notify=b\n") == ConfigError(line: 2, .badLine, "a rule needs app=, title= or category= to say what it matches"))
-        #expect(policyError("button accept short=answer\n") == ConfigError(line: 1, .badLine, "short takes positive, negative, silence or none, not 'answer'"))
+        #expect(policyError("button accept short=answer\n") == ConfigError(line: 1, .badLine, "short takes positive, negative, silence, media-toggle, media-next, media-previous, volume-up, volume-down or none, not 'answer'"))
         #expect(policyError("alert Other led-notify\n") == ConfigError(line: 1, .badLine, "led-notify needs a pattern: write led-notify=<pattern>"))
         #expect(policyError("pattern p on 100 blink\n") == ConfigError(line: 1, .badLine, "unexpected 'blink' in pattern p: write steps like `on 200 off 800`, then optionally `repeat 3` or `repeat forever`, and `then on`"))
         #expect(policyError("pattern p repeat 2\n") == ConfigError(line: 1, .badLine, "pattern p has no steps: e.g. `pattern p on 200 off 800`"))
@@ -202,6 +202,6 @@ struct RingPolicyTests {
         #expect(policyError("ring-limit-ms soon\n") == ConfigError(line: 1, .badLine, "ring-limit-ms needs a whole number, not 'soon'"))
         #expect(policyError("ring-limit-ms\n") == ConfigError(line: 1, .badLine, "ring-limit-ms takes one value: e.g. `ring-limit-ms 60000` (0: no limit)"))
         #expect(policyError("ring-limit-ms 1000\nring-limit-ms 2000\n") == ConfigError(line: 2, .duplicate, "ring-limit-ms is already set on line 1"))
-        #expect(policyError("button reject ringing-long=mute\n") == ConfigError(line: 1, .badLine, "ringing-long takes positive, negative, silence or none, not 'mute'"))
+        #expect(policyError("button reject ringing-long=mute\n") == ConfigError(line: 1, .badLine, "ringing-long takes positive, negative, silence, media-toggle, media-next, media-previous, volume-up, volume-down or none, not 'mute'"))
     }
 }
