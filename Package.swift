@@ -100,7 +100,7 @@ var targets: [Target] = [
         swiftSettings: core),
     .testTarget(name: "FeedbackTests", dependencies: ["TestSupport", "Feedback", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "MgmtTests", dependencies: ["TestSupport", "Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),
-    .testTarget(name: "ConfigTests", dependencies: ["TestSupport", "Config", "Feedback", "ANCS"], swiftSettings: core),
+    .testTarget(name: "ConfigTests", dependencies: ["TestSupport", "Config", "Feedback", "ANCS", "AMS", "CTS"], swiftSettings: core),
     .testTarget(name: "PlatformLinuxTests", dependencies: ["TestSupport", "PlatformLinux", "Platform", "Config", "Bounded"], swiftSettings: core),
     .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "wristlink", "wristlink-pi", "PlatformLinux", "Bounded"], swiftSettings: core),
     .testTarget(

@@ -155,4 +155,5 @@ enum Byte {
     static let underscore: UInt8 = 0x5F
     static let zero: UInt8 = 0x30
     static let nine: UInt8 = 0x39
+    static let colon: UInt8 = 0x3A
 }

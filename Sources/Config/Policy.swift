@@ -1,12 +1,16 @@
 // The policy: named patterns, what each notification category plays on which
 // output, rules that override it for an app, a title or a category, the
-// unread indicator, what the buttons do, and the feedback for the wearer's
-// own actions. Everything refers to board outputs and policy patterns by
-// index. Syntax: docs/config.md; parser: PolicyParser.swift.
+// unread indicator, what the buttons do (ANCS actions, silencing a ring,
+// AMS media commands), quiet hours (daily windows of the phone's local time
+// in which only some notifications alert), how long the phone may be gone
+// before the wearer is told it was left behind, and the feedback for the
+// wearer's own actions. Everything refers to board outputs and policy
+// patterns by index. Syntax: docs/config.md; parser: PolicyParser.swift.
 
 import AMS
 import ANCS
 import Bounded
+import CTS
 import Feedback
 
 /// One output playing one pattern: indices into `BoardConfig.outputs` and
@@ -122,6 +126,33 @@ public enum ButtonAction: Equatable, Sendable {
     case none
 }
 
+/// A daily window in which only some notifications alert. It applies only
+/// while the phone's local time is known (CTS): without it, none does.
+public struct QuietHours: Equatable, Sendable {
+    /// Local time, [start, end); may wrap midnight (22:30-07:00).
+    public var window: DailyWindow
+    /// Bit `CategoryID.rawValue` set: that category still alerts.
+    public var allowedCategories: UInt16
+    /// Important notifications still alert.
+    public var allowsImportant: Bool
+
+    /// Without `allow=`: only incoming calls.
+    public static let defaultAllowedCategories: UInt16 = 1 << UInt16(CategoryID.incomingCall.rawValue)
+
+    public init(window: DailyWindow, allowedCategories: UInt16, allowsImportant: Bool) {
+        self.window = window
+        self.allowedCategories = allowedCategories
+        self.allowsImportant = allowsImportant
+    }
+
+    /// Whether a notification of `category` (Important or not) may alert
+    /// during this window. Reserved categories count as Other.
+    public func allows(_ category: CategoryID, important: Bool) -> Bool {
+        if important && allowsImportant { return true }
+        return allowedCategories & (1 << UInt16(category.effective.rawValue)) != 0
+    }
+}
+
 /// An output held on while any notification of `categories` is present.
 public struct UnreadIndicator: Equatable, Sendable {
     public var output: Int
@@ -139,6 +170,7 @@ public struct UnreadIndicator: Equatable, Sendable {
 public struct PolicyConfig: Equatable, Sendable {
     public static let maxPatterns = 64
     public static let maxRules = 32
+    public static let maxQuietHours = 8
 
     public var patterns: [NamedPattern]
     /// `CategoryID.knownCount` entries by raw value; nil: use Other's.
@@ -159,6 +191,18 @@ public struct PolicyConfig: Equatable, Sendable {
     public var ringLimitMs: Int64
     public static let defaultRingLimitMs: Int64 = 60_000
     public static let ringLimitRangeMs: ClosedRange<Int64> = 0...3_600_000
+    /// In file order; at a given minute the first window containing it
+    /// decides (`quietHoursAt`). At most `maxQuietHours`.
+    public var quietHours: [QuietHours]
+    /// How long the phone may be out of reach before `phoneLost` plays. 0:
+    /// never.
+    public var phoneLostMs: Int64
+    public static let defaultPhoneLostMs: Int64 = 30_000
+    public static let phoneLostRangeMs: ClosedRange<Int64> = 0...3_600_000
+    /// Played once when the phone has been out of reach for `phoneLostMs`.
+    public var phoneLost: [OutputPattern]
+    /// Played once when the phone is back after `phoneLost` played.
+    public var phoneBack: [OutputPattern]
     public var actionFailed: [OutputPattern]
     public var nothingToDo: [OutputPattern]
     public var pairing: [OutputPattern]
@@ -176,9 +220,11 @@ public struct PolicyConfig: Equatable, Sendable {
         longPress: [ButtonAction], actionFailed: [OutputPattern], nothingToDo: [OutputPattern],
         pairing: [OutputPattern], realertOnModified: Bool, waitingPermission: [OutputPattern] = [],
         settingsError: [OutputPattern] = [], ringingShortPress: [ButtonAction?] = [], ringingLongPress: [ButtonAction?] = [],
-        ringLimitMs: Int64 = PolicyConfig.defaultRingLimitMs
+        ringLimitMs: Int64 = PolicyConfig.defaultRingLimitMs, quietHours: [QuietHours] = [],
+        phoneLostMs: Int64 = PolicyConfig.defaultPhoneLostMs, phoneLost: [OutputPattern] = [], phoneBack: [OutputPattern] = []
     ) {
         precondition(alerts.count == CategoryID.knownCount, "one alert entry per known category")
+        precondition(quietHours.count <= PolicyConfig.maxQuietHours, "at most maxQuietHours quiet windows")
         self.patterns = patterns
         self.alerts = alerts
         self.rules = rules
@@ -188,6 +234,10 @@ public struct PolicyConfig: Equatable, Sendable {
         self.ringingShortPress = ringingShortPress
         self.ringingLongPress = ringingLongPress
         self.ringLimitMs = ringLimitMs
+        self.quietHours = quietHours
+        self.phoneLostMs = phoneLostMs
+        self.phoneLost = phoneLost
+        self.phoneBack = phoneBack
         self.actionFailed = actionFailed
         self.nothingToDo = nothingToDo
         self.pairing = pairing
@@ -200,6 +250,21 @@ public struct PolicyConfig: Equatable, Sendable {
     /// get Other's.
     public func alert(for category: CategoryID) -> Alert {
         alerts[Int(category.effective.rawValue)] ?? alerts[0] ?? Alert(outputs: [])
+    }
+
+    /// The quiet-hours line that applies at `minuteOfDay` (0...1439, the
+    /// phone's local time): the index in `quietHours` of the first window
+    /// containing it, or nil when none does.
+    public func quietHoursAt(minuteOfDay: Int) -> Int? {
+        precondition((0..<1_440).contains(minuteOfDay), "a minute of the day is 0...1439")
+        return quietHours.firstIndex { $0.window.contains(minuteOfDay: minuteOfDay) }
+    }
+
+    /// Whether a notification may alert at `minuteOfDay`; nil (the phone's
+    /// time unknown) or outside every window: always.
+    public func quietAllows(_ category: CategoryID, important: Bool, minuteOfDay: Int?) -> Bool {
+        guard let minuteOfDay, let i = quietHoursAt(minuteOfDay: minuteOfDay) else { return true }
+        return quietHours[i].allows(category, important: important)
     }
 
     /// By the name's bytes (pattern names are ASCII, checked by `parse`).

@@ -2,11 +2,14 @@
 // any line may use a pattern defined further down); checks that need the
 // whole file (a pattern that never ends where nothing would stop it) run in
 // `finish` and still point at the line to change. Keywords and names are
-// matched as bytes (`Text`, Lexer.swift); Strings are made for what the
-// policy keeps (pattern names, a rule's app and title) and for messages.
+// matched as bytes (`Text`, Lexer.swift), times of day read from digits
+// (Words.dailyWindow); Strings are made for what the policy keeps (pattern
+// names, a rule's app and title) and for messages.
 
+import AMS
 import ANCS
 import Bounded
+import CTS
 import Feedback
 
 struct PolicyParser {
@@ -27,13 +30,20 @@ struct PolicyParser {
     var buttonLines: [Int]
     var ringLimitMs = PolicyConfig.defaultRingLimitMs
     var ringLimitLine = 0
+    var quietHours: [QuietHours] = []
+    var quietLines: [Int] = []
+    var phoneLostMs = PolicyConfig.defaultPhoneLostMs
+    var phoneLostLine = 0
     var actionFailed: [OutputPattern] = []
     var nothingToDo: [OutputPattern] = []
     var pairing: [OutputPattern] = []
     var waitingPermission: [OutputPattern] = []
     var settingsError: [OutputPattern] = []
-    /// action-failed, nothing-to-do, pairing, waiting-permission, settings-error.
-    var feedbackLines = [0, 0, 0, 0, 0]
+    var phoneLost: [OutputPattern] = []
+    var phoneBack: [OutputPattern] = []
+    /// action-failed, nothing-to-do, pairing, waiting-permission,
+    /// settings-error, phone-lost, phone-back.
+    var feedbackLines = [0, 0, 0, 0, 0, 0, 0]
     var realertOnModified = false
     var realertLine = 0
 
@@ -152,6 +162,7 @@ struct PolicyParser {
         case "unread": try takeUnread(line)
         case "button": try takeButton(line)
         case "feedback": try takeFeedback(line)
+        case "quiet": try takeQuiet(line)
         case "realert-on-modified":
             guard realertLine == 0 else {
                 throw ConfigError(line: line.number, .duplicate, "realert-on-modified is already set on line \(realertLine)")
@@ -163,22 +174,34 @@ struct PolicyParser {
             realertOnModified = try Words.yesNo(args[0].key, what: "realert-on-modified", line: line.number)
             realertLine = line.number
         case "ring-limit-ms":
-            guard ringLimitLine == 0 else {
-                throw ConfigError(line: line.number, .duplicate, "ring-limit-ms is already set on line \(ringLimitLine)")
-            }
-            let args = line.arguments
-            guard args.count == 1, args[0].value == nil, !args[0].key.isEmpty else {
-                throw ConfigError(line: line.number, .badLine, "ring-limit-ms takes one value: e.g. `ring-limit-ms 60000` (0: no limit)")
-            }
-            ringLimitMs = try Words.integer(
-                args[0].key, in: PolicyConfig.ringLimitRangeMs, what: "ring-limit-ms", unit: " ms (0: no limit)", line: line.number)
-            ringLimitLine = line.number
+            ringLimitMs = try milliseconds(
+                line, setOn: &ringLimitLine, in: PolicyConfig.ringLimitRangeMs, example: "60000", zero: "no limit")
+        case "phone-lost-ms":
+            phoneLostMs = try milliseconds(line, setOn: &phoneLostLine, in: PolicyConfig.phoneLostRangeMs, example: "30000", zero: "off")
         default:
             throw ConfigError(
                 line: line.number, .unknownKey,
-                "unknown setting '\(line.verb)': a policy file has pattern, alert, rule, unread, button, feedback, realert-on-modified and ring-limit-ms"
+                "unknown setting '\(line.verb)': a policy file has pattern, alert, rule, unread, button, feedback, quiet, realert-on-modified, ring-limit-ms and phone-lost-ms"
             )
         }
+    }
+
+    /// A setting that takes one duration in ms, once (`ring-limit-ms`,
+    /// `phone-lost-ms`); `zero` says what 0 means.
+    private func milliseconds(
+        _ line: ConfigLine, setOn setLine: inout Int, in range: ClosedRange<Int64>, example: String, zero: String
+    ) throws(ConfigError) -> Int64 {
+        let name = line.verb.description
+        guard setLine == 0 else {
+            throw ConfigError(line: line.number, .duplicate, "\(name) is already set on line \(setLine)")
+        }
+        let args = line.arguments
+        guard args.count == 1, args[0].value == nil, !args[0].key.isEmpty else {
+            throw ConfigError(line: line.number, .badLine, "\(name) takes one value: e.g. `\(name) \(example)` (0: \(zero))")
+        }
+        let ms = try Words.integer(args[0].key, in: range, what: name, unit: " ms (0: \(zero))", line: line.number)
+        setLine = line.number
+        return ms
     }
 
     private mutating func takeAlert(_ line: ConfigLine) throws(ConfigError) {
@@ -348,9 +371,17 @@ struct PolicyParser {
             case "positive": action = .positive
             case "negative": action = .negative
             case "silence": action = .silence
+            case "media-toggle": action = .media(.togglePlayPause)
+            case "media-next": action = .media(.nextTrack)
+            case "media-previous": action = .media(.previousTrack)
+            case "volume-up": action = .media(.volumeUp)
+            case "volume-down": action = .media(.volumeDown)
             case "none": action = .none
             case let other:
-                throw ConfigError(line: number, .badLine, "\(word.key) takes positive, negative, silence or none, not '\(other)'")
+                throw ConfigError(
+                    line: number, .badLine,
+                    "\(word.key) takes positive, negative, silence, media-toggle, media-next, media-previous, volume-up, volume-down or none, not '\(other)'"
+                )
             }
             switch word.key {
             case "short": shortPress[button] = action
@@ -369,11 +400,14 @@ struct PolicyParser {
     private mutating func takeFeedback(_ line: ConfigLine) throws(ConfigError) {
         let number = line.number
         let args = line.arguments
-        let events: [StaticString] = ["action-failed", "nothing-to-do", "pairing", "waiting-permission", "settings-error"]
+        let events: [StaticString] = [
+            "action-failed", "nothing-to-do", "pairing", "waiting-permission", "settings-error", "phone-lost", "phone-back",
+        ]
         guard let first = args.first, first.value == nil, let event = events.firstIndex(where: { first.key.matches($0) }) else {
             throw ConfigError(
                 line: number, .unknownKey,
-                "feedback is for action-failed, nothing-to-do, pairing, waiting-permission or settings-error: e.g. `feedback action-failed vibration=failure`")
+                "feedback is for action-failed, nothing-to-do, pairing, waiting-permission, settings-error, phone-lost or phone-back: e.g. `feedback action-failed vibration=failure`"
+            )
         }
         guard feedbackLines[event] == 0 else {
             throw ConfigError(line: number, .duplicate, "feedback \(first.key) is already set on line \(feedbackLines[event])")
@@ -387,9 +421,61 @@ struct PolicyParser {
         case 1: nothingToDo = outputs
         case 2: pairing = outputs
         case 3: waitingPermission = outputs
-        default: settingsError = outputs
+        case 4: settingsError = outputs
+        case 5: phoneLost = outputs
+        default: phoneBack = outputs
         }
         feedbackLines[event] = number
+    }
+
+    /// `quiet HH:MM-HH:MM [allow=CATEGORY,...|none] [important=yes|no]`.
+    private mutating func takeQuiet(_ line: ConfigLine) throws(ConfigError) {
+        let number = line.number
+        guard quietHours.count < PolicyConfig.maxQuietHours else {
+            throw ConfigError(line: number, .badLine, "a policy has at most \(PolicyConfig.maxQuietHours) quiet lines")
+        }
+        let args = line.arguments
+        guard let first = args.first else {
+            throw ConfigError(line: number, .badLine, "quiet needs a time range: e.g. `quiet 22:30-07:00 allow=IncomingCall important=yes`")
+        }
+        let window = try Words.dailyWindow(try Words.bare(first, what: "the time range", line: number), what: "quiet", line: number)
+        var allowed: UInt16? = nil
+        var important: Bool? = nil
+        for word in args.dropFirst() {
+            switch word.key {
+            case "allow":
+                guard allowed == nil else { throw ConfigError(line: number, .duplicate, "allow= is given twice") }
+                let value = try Words.value(word, line: number)
+                if value.matches("none") {
+                    allowed = 0
+                    continue
+                }
+                var bits: UInt16 = 0
+                for name in value.bytes.split(separator: Byte.comma, omittingEmptySubsequences: false) {
+                    let text = Text(name)
+                    guard !text.matches("none") else {
+                        throw ConfigError(line: number, .badLine, "allow=none stands alone: write allow=none, or list the categories that may alert")
+                    }
+                    bits |= 1 << UInt16(try Self.category(text, line: number).rawValue)
+                }
+                allowed = bits
+            case "important":
+                guard important == nil else { throw ConfigError(line: number, .duplicate, "important= is given twice") }
+                important = try Words.yesNo(try Words.value(word, line: number), what: "important", line: number)
+            default:
+                throw ConfigError(line: number, .unknownKey, "unknown quiet option '\(word.key)': use allow= or important=")
+            }
+        }
+        // The first window containing a minute decides, so a second line
+        // with the same window would never apply (as a rule's duplicate).
+        if let i = quietHours.firstIndex(where: { $0.window == window }) {
+            throw ConfigError(
+                line: number, .duplicate,
+                "this quiet line has the same hours as the one on line \(quietLines[i]), which comes first and wins: merge them")
+        }
+        quietHours.append(
+            QuietHours(window: window, allowedCategories: allowed ?? QuietHours.defaultAllowedCategories, allowsImportant: important ?? true))
+        quietLines.append(number)
     }
 
     // MARK: Whole-file checks
@@ -424,12 +510,14 @@ struct PolicyParser {
         try checkEnds(actionFailed, line: feedbackLines[0], what: "the feedback would never stop", remedy: "give it a repeat count")
         try checkEnds(nothingToDo, line: feedbackLines[1], what: "the feedback would never stop", remedy: "give it a repeat count")
         try checkEnds(settingsError, line: feedbackLines[4], what: "the feedback would never stop", remedy: "give it a repeat count")
+        try checkEnds(phoneLost, line: feedbackLines[5], what: "the feedback would never stop", remedy: "give it a repeat count")
+        try checkEnds(phoneBack, line: feedbackLines[6], what: "the feedback would never stop", remedy: "give it a repeat count")
         return PolicyConfig(
             patterns: patterns, alerts: alerts, rules: rules, unread: unread, shortPress: shortPress,
             longPress: longPress, actionFailed: actionFailed, nothingToDo: nothingToDo, pairing: pairing,
             realertOnModified: realertOnModified, waitingPermission: waitingPermission,
             settingsError: settingsError, ringingShortPress: ringingShortPress, ringingLongPress: ringingLongPress,
-            ringLimitMs: ringLimitMs)
+            ringLimitMs: ringLimitMs, quietHours: quietHours, phoneLostMs: phoneLostMs, phoneLost: phoneLost, phoneBack: phoneBack)
     }
 
     private func checkEnds(_ outputs: [OutputPattern], line: Int, what: String, remedy: String) throws(ConfigError) {

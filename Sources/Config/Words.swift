@@ -1,6 +1,9 @@
 // Value parsers shared by the board and policy parsers: numbers, yes/no,
-// names. Each takes the line number so its error can point at the line.
-// They read a word's bytes (`Text`); only the messages make Strings.
+// names, times of day. Each takes the line number so its error can point at
+// the line. They read a word's bytes (`Text`); only the messages make
+// Strings.
+
+import CTS
 
 enum Words {
     /// The longest name the kernel keeps for a line, chip or consumer (32
@@ -44,6 +47,47 @@ enum Words {
         case "no": return false
         default: throw ConfigError(line: line, .badLine, "\(what) takes yes or no, not '\(text)'")
         }
+    }
+
+    /// `H:MM-H:MM` or `HH:MM-HH:MM`, local time: hours 0...23 in one or two
+    /// digits, minutes 00...59 in two; the end may come before the start
+    /// (the window wraps midnight), but not equal it.
+    static func dailyWindow(_ text: Text, what: String, line: Int) throws(ConfigError) -> DailyWindow {
+        let bytes = text.bytes
+        let malformed = ConfigError(line: line, .badLine, "\(what) needs a time range HH:MM-HH:MM, e.g. 22:30-07:00, not '\(text)'")
+        guard let dash = bytes.firstIndex(of: Byte.minus) else { throw malformed }
+        guard let start = clock(bytes[..<dash]), let end = clock(bytes[(dash + 1)...]) else { throw malformed }
+        for (hour, minute) in [start, end] {
+            guard hour <= 23 else {
+                throw ConfigError(line: line, .outOfRange, "hour \(hour) in \(text) is out of range: use 00...23 (midnight is 00:00)")
+            }
+            guard minute <= 59 else {
+                throw ConfigError(line: line, .outOfRange, "minute \(minute) in \(text) is out of range: use 00...59")
+            }
+        }
+        guard let window = DailyWindow(startMinute: start.hour * 60 + start.minute, endMinute: end.hour * 60 + end.minute) else {
+            throw ConfigError(line: line, .badLine, "\(what) \(text) starts and ends at the same time: give two different times")
+        }
+        return window
+    }
+
+    /// `H:MM` or `HH:MM` as digits, not yet range-checked; nil otherwise.
+    private static func clock(_ bytes: ArraySlice<UInt8>) -> (hour: Int, minute: Int)? {
+        guard let colon = bytes.firstIndex(of: Byte.colon) else { return nil }
+        let hours = bytes[..<colon]
+        let minutes = bytes[(colon + 1)...]
+        guard (1...2).contains(hours.count), minutes.count == 2 else { return nil }
+        var hour = 0
+        for byte in hours {
+            guard byte >= Byte.zero && byte <= Byte.nine else { return nil }
+            hour = hour * 10 + Int(byte - Byte.zero)
+        }
+        var minute = 0
+        for byte in minutes {
+            guard byte >= Byte.zero && byte <= Byte.nine else { return nil }
+            minute = minute * 10 + Int(byte - Byte.zero)
+        }
+        return (hour, minute)
     }
 
     /// Our own names (outputs, buttons, patterns, the board): letters,

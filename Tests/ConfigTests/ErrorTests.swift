@@ -93,10 +93,10 @@ struct BoardErrorTests {
 struct PolicyErrorTests {
     @Test("unknown setting and unknown options")
     func unknownKeys() {
-        #expect(policyError("alret Other\n") == ConfigError(line: 1, .unknownKey, "unknown setting 'alret': a policy file has pattern, alert, rule, unread, button, feedback, realert-on-modified and ring-limit-ms"))
+        #expect(policyError("alret Other\n") == ConfigError(line: 1, .unknownKey, "unknown setting 'alret': a policy file has pattern, alert, rule, unread, button, feedback, quiet, realert-on-modified, ring-limit-ms and phone-lost-ms"))
         #expect(policyError("unread led-notify colour=red\n") == ConfigError(line: 1, .unknownKey, "unknown unread option 'colour': use categories="))
         #expect(policyError("button accept double=positive\n") == ConfigError(line: 1, .unknownKey, "unknown button option 'double': use short=, long=, ringing-short= or ringing-long="))
-        #expect(policyError("feedback paired led-notify=x\n") == ConfigError(line: 1, .unknownKey, "feedback is for action-failed, nothing-to-do, pairing, waiting-permission or settings-error: e.g. `feedback action-failed vibration=failure`"))
+        #expect(policyError("feedback paired led-notify=x\n") == ConfigError(line: 1, .unknownKey, "feedback is for action-failed, nothing-to-do, pairing, waiting-permission, settings-error, phone-lost or phone-back: e.g. `feedback action-failed vibration=failure`"))
     }
 
     @Test("an output the board does not have is a bad line naming the board's outputs")
@@ -109,7 +109,7 @@ struct PolicyErrorTests {
     @Test("other bad lines: a rule that matches nothing, an action that does not exist, an output with no pattern")
     func badLines() {
         #expect(policyError("pattern b on 1\nrule led-notify=b\n") == ConfigError(line: 2, .badLine, "a rule needs app=, title= or category= to say what it matches"))
-        #expect(policyError("button accept short=answer\n") == ConfigError(line: 1, .badLine, "short takes positive, negative, silence or none, not 'answer'"))
+        #expect(policyError("button accept short=answer\n") == ConfigError(line: 1, .badLine, "short takes positive, negative, silence, media-toggle, media-next, media-previous, volume-up, volume-down or none, not 'answer'"))
         #expect(policyError("alert Other led-notify\n") == ConfigError(line: 1, .badLine, "led-notify needs a pattern: write led-notify=<pattern>"))
         #expect(policyError("pattern p on 100 blink\n") == ConfigError(line: 1, .badLine, "unexpected 'blink' in pattern p: write steps like `on 200 off 800`, then optionally `repeat 3` or `repeat forever`, and `then on`"))
         #expect(policyError("pattern p repeat 2\n") == ConfigError(line: 1, .badLine, "pattern p has no steps: e.g. `pattern p on 200 off 800`"))
@@ -202,6 +202,6 @@ struct RingPolicyTests {
         #expect(policyError("ring-limit-ms soon\n") == ConfigError(line: 1, .badLine, "ring-limit-ms needs a whole number, not 'soon'"))
         #expect(policyError("ring-limit-ms\n") == ConfigError(line: 1, .badLine, "ring-limit-ms takes one value: e.g. `ring-limit-ms 60000` (0: no limit)"))
         #expect(policyError("ring-limit-ms 1000\nring-limit-ms 2000\n") == ConfigError(line: 2, .duplicate, "ring-limit-ms is already set on line 1"))
-        #expect(policyError("button reject ringing-long=mute\n") == ConfigError(line: 1, .badLine, "ringing-long takes positive, negative, silence or none, not 'mute'"))
+        #expect(policyError("button reject ringing-long=mute\n") == ConfigError(line: 1, .badLine, "ringing-long takes positive, negative, silence, media-toggle, media-next, media-previous, volume-up, volume-down or none, not 'mute'"))
     }
 }

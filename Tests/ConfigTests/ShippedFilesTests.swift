@@ -1,4 +1,6 @@
+import AMS
 import ANCS
+import CTS
 import Config
 import Feedback
 import Testing
@@ -20,7 +22,9 @@ struct ShippedFilesTests {
         let b = try board(readRepositoryFile(path))
         let policy = try PolicyConfig.parse(readRepositoryFile("board/policy.conf"), board: b)
         #expect(policy.shortPress == [.positive, .negative])
-        #expect(policy.longPress == [.none, .none])
+        #expect(policy.longPress == [.media(.togglePlayPause), .media(.nextTrack)])
+        #expect(policy.ringingLongPress == [.positive, .silence])
+        #expect(policy.ringingShortPress == [nil, nil])
     }
 
     @Test("sim board: simulated, lines named after the outputs")
@@ -130,5 +134,49 @@ struct ShippedFilesTests {
         #expect(pattern(policy.pairing).repeats == .untilStopped)
         #expect(pattern(policy.pairing)[step: 0].durationMs >= 500)
         #expect(!policy.realertOnModified)
+    }
+
+    @Test("default policy: a long accept toggles play/pause and a long reject skips a track; while a call rings they answer and silence it")
+    func mediaButtons() throws {
+        let policy = try PolicyConfig.parse(readRepositoryFile("board/policy.conf"), board: simBoard)
+        let accept = try #require(simBoard.buttonIndex(named: "accept"))
+        let reject = try #require(simBoard.buttonIndex(named: "reject"))
+        #expect(policy.longPress[accept] == .media(.togglePlayPause))
+        #expect(policy.longPress[reject] == .media(.nextTrack))
+        #expect(policy.ringingLongPress[accept] == .positive)
+        #expect(policy.ringingLongPress[reject] == .silence)
+        #expect(policy.shortPress[accept] == .positive && policy.ringingShortPress[accept] == nil, "a short accept answers, ringing or not")
+    }
+
+    @Test("default policy: the phone left behind for 30 s buzzes three long buzzes, unlike any alert; its return blinks once without a buzz")
+    func phoneLeftBehind() throws {
+        let policy = try PolicyConfig.parse(readRepositoryFile("board/policy.conf"), board: simBoard)
+        #expect(policy.phoneLostMs == 30_000)
+        let vibration = try #require(simBoard.outputIndex(named: "vibration"))
+        #expect(policy.phoneLost.map(\.output) == [vibration])
+        let lost = policy.patterns[policy.phoneLost[0].pattern].pattern
+        let onSteps = (0..<lost.stepCount).filter { lost[step: $0].level == .on }
+        #expect(onSteps.count == 3 && onSteps.allSatisfy { lost[step: $0].durationMs >= 1_000 })
+        #expect(lost.repeats == .times(1))
+        let alertPatterns = (0..<CategoryID.knownCount).flatMap { c in
+            let alert = policy.alert(for: CategoryID(rawValue: UInt8(c)))
+            return (alert.outputs + alert.importantOutputs).map(\.pattern)
+        }
+        #expect(!alertPatterns.contains(policy.phoneLost[0].pattern), "no notification buzzes like it")
+        #expect(policy.phoneBack.map(\.output) == [try #require(simBoard.outputIndex(named: "led-notify"))])
+        #expect(policy.patterns[policy.phoneBack[0].pattern].pattern.totalMs == 150)
+    }
+
+    @Test("default policy: no quiet hours; the commented example, uncommented, keeps 22:30 to 07:00 for calls and Important notifications")
+    func quietHoursExample() throws {
+        let text = readRepositoryFile("board/policy.conf")
+        let policy = try PolicyConfig.parse(text, board: simBoard)
+        #expect(policy.quietHours.isEmpty)
+        let example = "# quiet 22:30-07:00 allow=IncomingCall important=yes"
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.filter { $0 == example }.count == 1)
+        let uncommented = lines.map { $0 == example ? String(example.dropFirst(2)) : $0 }.joined(separator: "\n")
+        let quiet = try PolicyConfig.parse(uncommented, board: simBoard).quietHours
+        #expect(quiet == [QuietHours(window: DailyWindow(startMinute: 22 * 60 + 30, endMinute: 7 * 60)!, allowedCategories: 1 << 1, allowsImportant: true)])
     }
 }

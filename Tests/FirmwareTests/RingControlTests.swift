@@ -194,7 +194,7 @@ struct RingControlTests {
     @Test("`button reject long=negative` (no ringing-long=) declines a ringing call on a long press: the built-in silence gives way")
     func explicitLongOverridesTheRingingDefault() throws {
         let policy = try shippedPolicy(
-            replacing: "button reject short=negative long=none ringing-long=silence", with: "button reject short=negative long=negative")
+            replacing: "button reject short=negative long=media-next ringing-long=silence", with: "button reject short=negative long=negative")
         var rig = CoreRig(policy: policy)
         rig.notify(.added, call, .incomingCall, uid: 0x21)
         _ = rig.takeSent()
