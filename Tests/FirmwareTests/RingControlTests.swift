@@ -83,7 +83,7 @@ struct RingControlTests {
         #expect(rig.everOn("vibration", forMs: 3_000) == true)
     }
 
-    @Test("a long reject with no call ringing does what long= says (none): no command, no silence event")
+    @Test("a long reject with no call ringing does what long= says (media-next), not silence: no Control Point command; without AMS it is not-available")
     func longRejectWithoutRingIsTheUsualLongPress() {
         var rig = CoreRig()
         rig.notify(.added, [.negativeAction], .email, uid: 4)
@@ -92,6 +92,7 @@ struct RingControlTests {
         rig.press(1, ms: 1_000)
         #expect(rig.takeSent() == [])
         #expect(!rig.events.contains { if case .silenced = $0 { true } else { false } })
+        #expect(rig.events.contains(.media(command: .nextTrack, result: .notAvailable)))
     }
 
     @Test("a ring stops by itself after ring-limit-ms (60 s by default), reported once; the call stays answerable")
