@@ -70,7 +70,7 @@ public enum MediaCommandResult: Equatable, Sendable {
 struct MediaPlayer {
     static let defaultCommands = RemoteCommandSet([.play, .pause, .togglePlayPause, .nextTrack, .previousTrack, .volumeUp, .volumeDown])
     static let startElapsedMs: Int64 = 12_500
-    /// Attributes per entity: Player 3, Queue 4, Track 4.
+    /// Player, Queue, Track (their attributes: 3, 4, 4; `attributeCount`).
     static let entityCount: UInt8 = 3
 
     /// Whether the wearable has the two notifications on.
