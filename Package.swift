@@ -66,7 +66,7 @@ var targets: [Target] = [
         swiftSettings: core),
     .executableTarget(name: "wristlink", dependencies: ["App", "PlatformLinux"], swiftSettings: core),
     // The simulated iPhone (ANCS Notification Provider), sans-IO like the core.
-    .target(name: "PhoneSim", dependencies: ["Bounded", "ATT", "GATT", "ANCS"], swiftSettings: core),
+    .target(name: "PhoneSim", dependencies: ["Bounded", "ATT", "GATT", "ANCS", "AMS", "CTS"], swiftSettings: core),
     // The Pi binary's bring-up entry point (docs/pi-build.md); built here too
     // so it stays valid Swift for the host and can be compared with the
     // aarch64 build.
@@ -105,7 +105,7 @@ var targets: [Target] = [
     .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "wristlink", "wristlink-pi", "PlatformLinux", "Bounded"], swiftSettings: core),
     .testTarget(
         name: "PhoneSimTests",
-        dependencies: ["TestSupport", "PhoneSim", "Firmware", "Config", "ANCS", "ATT", "GATT", "Bounded", "AllocCounter"],
+        dependencies: ["TestSupport", "PhoneSim", "Firmware", "Config", "ANCS", "AMS", "CTS", "ATT", "GATT", "Bounded", "AllocCounter"],
         swiftSettings: core),
 ]
 

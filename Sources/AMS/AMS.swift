@@ -39,6 +39,27 @@ public enum RemoteCommandID: UInt8, CaseIterable, Sendable {
     case likeTrack = 11
     case dislikeTrack = 12
     case bookmarkTrack = 13
+
+    /// The specification's name, lowercase and hyphenated (for logs and
+    /// the phone's scenarios): `toggle-play-pause`.
+    public var name: StaticString {
+        switch self {
+        case .play: "play"
+        case .pause: "pause"
+        case .togglePlayPause: "toggle-play-pause"
+        case .nextTrack: "next-track"
+        case .previousTrack: "previous-track"
+        case .volumeUp: "volume-up"
+        case .volumeDown: "volume-down"
+        case .advanceRepeatMode: "advance-repeat-mode"
+        case .advanceShuffleMode: "advance-shuffle-mode"
+        case .skipForward: "skip-forward"
+        case .skipBackward: "skip-backward"
+        case .likeTrack: "like-track"
+        case .dislikeTrack: "dislike-track"
+        case .bookmarkTrack: "bookmark-track"
+        }
+    }
 }
 
 /// The commands the phone says are available now: a bit per defined ID.
@@ -49,8 +70,17 @@ public struct RemoteCommandSet: Equatable, Sendable {
     public init(_ commands: [RemoteCommandID]) { for c in commands { insert(c) } }
 
     public mutating func insert(_ command: RemoteCommandID) { bits |= 1 << UInt16(command.rawValue) }
+    public mutating func remove(_ command: RemoteCommandID) { bits &= ~(1 << UInt16(command.rawValue)) }
     public func contains(_ command: RemoteCommandID) -> Bool { bits & (1 << UInt16(command.rawValue)) != 0 }
     public var isEmpty: Bool { bits == 0 }
+
+    /// The Remote Command notification's value: one byte per command, in
+    /// ID order (the phone's side).
+    public func encoded() -> InlineBytes<14> {
+        var out = InlineBytes<14>()
+        for raw in 0..<UInt8(14) where bits & (1 << UInt16(raw)) != 0 { out.append(raw) }
+        return out
+    }
 }
 
 /// A Remote Command notification, decoded: the available commands, and
@@ -79,6 +109,20 @@ public enum PlayerAttributeID: UInt8, Sendable {
     case name = 0
     case playbackInfo = 1
     case volume = 2
+}
+
+public enum QueueAttributeID: UInt8, Sendable {
+    case index = 0
+    case count = 1
+    case shuffleMode = 2
+    case repeatMode = 3
+}
+
+public enum TrackAttributeID: UInt8, Sendable {
+    case artist = 0
+    case album = 1
+    case title = 2
+    case duration = 3
 }
 
 /// EntityUpdateFlags bit 0: the value was cut to fit the MTU.

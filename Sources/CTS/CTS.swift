@@ -82,6 +82,13 @@ public struct CivilDateTime: Equatable, Sendable {
     /// Minutes since midnight.
     public var minuteOfDay: Int { hour * 60 + minute }
 
+    /// CTS's day of week: 1 Monday ... 7 Sunday (1970-01-01 was a Thursday).
+    public var dayOfWeek: Int {
+        let seconds = secondsSinceEpoch
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        return Int(((days % 7) + 7 + 3) % 7) + 1
+    }
+
     static func daysIn(_ month: Int, _ year: Int) -> Int {
         switch month {
         case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
@@ -120,6 +127,31 @@ public struct CurrentTime: Equatable, Sendable {
         guard value[7] <= 7 else { throw .fieldOutOfRange }
         return CurrentTime(local: local, dayOfWeek: Int(value[7]), fractions256: value[8], adjustReason: AdjustReason(rawValue: value[9]))
     }
+
+    public init(local: CivilDateTime, dayOfWeek: Int, fractions256: UInt8, adjustReason: AdjustReason) {
+        (self.local, self.dayOfWeek, self.fractions256, self.adjustReason) = (local, dayOfWeek, fractions256, adjustReason)
+    }
+
+    /// The phone's side: `local` with its day of week.
+    public init(local: CivilDateTime, fractions256: UInt8 = 0, adjustReason: AdjustReason = []) {
+        self.init(local: local, dayOfWeek: local.dayOfWeek, fractions256: fractions256, adjustReason: adjustReason)
+    }
+
+    /// The 10 bytes on the wire (what `decode` reads).
+    public func encoded() -> InlineBytes<10> {
+        var out = InlineBytes<10>()
+        out.append(UInt8(truncatingIfNeeded: local.year))
+        out.append(UInt8(truncatingIfNeeded: local.year >> 8))
+        out.append(UInt8(local.month))
+        out.append(UInt8(local.day))
+        out.append(UInt8(local.hour))
+        out.append(UInt8(local.minute))
+        out.append(UInt8(local.second))
+        out.append(UInt8(truncatingIfNeeded: dayOfWeek))
+        out.append(fractions256)
+        out.append(adjustReason.rawValue)
+        return out
+    }
 }
 
 /// Local Time Information: the zone's offset from UTC, DST included.
@@ -131,6 +163,28 @@ public struct LocalTimeInformation: Equatable, Sendable {
 
     /// Local time minus UTC, in minutes.
     public var utcOffsetMin: Int { timeZoneMin + (dstMin ?? 0) }
+
+    public init(timeZoneMin: Int, dstMin: Int?) {
+        self.timeZoneMin = timeZoneMin
+        self.dstMin = dstMin
+    }
+
+    /// The 2 bytes on the wire. The zone is in 15-minute steps (a zone
+    /// between steps is a programmer error); a DST offset CTS cannot say
+    /// is sent as unknown (255).
+    public func encoded() -> InlineBytes<2> {
+        precondition(timeZoneMin % 15 == 0 && (-48...56).contains(timeZoneMin / 15), "CTS time zones are 15-minute steps, -12 h...+14 h")
+        var out = InlineBytes<2>()
+        out.append(UInt8(bitPattern: Int8(timeZoneMin / 15)))
+        switch dstMin {
+        case 0: out.append(0)
+        case 30: out.append(2)
+        case 60: out.append(4)
+        case 120: out.append(8)
+        default: out.append(255)
+        }
+        return out
+    }
 
     public static func decode(_ value: Span<UInt8>) throws(CTSError) -> LocalTimeInformation {
         guard value.count == 2 else { throw .wrongLength(value.count) }

@@ -7,12 +7,21 @@
 //   cp-prepare offset=18 bytes=6
 //   cp-execute write bytes=24
 //   error-answered handle=0x0015 code=0xA2 reason=unknown-uid
+//   ams-command 02 toggle-play-pause ok state=paused
+//   ams-command 00 play refused code=0xA0 reason=no-player
+//   ams-write entity-update 00 01
+//   ams-commands-sent play,pause,toggle-play-pause,next-track,previous-track,volume-up,volume-down
+//   ams-entity-sent 00 01 flags=00 "0,0.0,12.5"
+//   cts-sent 2026-12-01T22:15:03 day=2 adjust=0x05
+//   cts-read 2026-12-01T12:00:04 day=2
 //   line 3, column 9: unknown category
 //
 // A line that does not fit the buffer is cut (ByteBuffer refuses the rest).
 
+import AMS
 import ANCS
 import Bounded
+import CTS
 
 extension PhoneEvent {
     /// Replaces the contents of `out` with the event as text (no newline).
@@ -65,11 +74,7 @@ extension PhoneEvent {
             out.put(decimal: fragments)
         case .controlPointWrite(let bytes):
             out.put("cp-write")
-            for i in 0..<bytes.count {
-                out.put(" ")
-                out.put(hexByte: bytes[i])
-            }
-            if bytes.wasTruncated { out.put(" (cut)") }
+            out.put(hex: bytes)
         case .writePrepared(let offset, let byteCount):
             out.put("cp-prepare offset=")
             out.put(decimal: offset)
@@ -102,6 +107,58 @@ extension PhoneEvent {
             out.put("ancs-removed")
         case .ancsAdded:
             out.put("ancs-added")
+        case .serviceRemoved(let service):
+            out.put(service.text)
+            out.put("-removed")
+        case .mediaCommand(let bytes, let result):
+            out.put("ams-command")
+            out.put(hex: bytes)
+            if bytes.count == 1, let command = RemoteCommandID(rawValue: bytes[0]) {
+                out.put(" ")
+                out.put(command.name)
+            }
+            switch result {
+            case .done(let state):
+                out.put(" ok state=")
+                out.put(state.name)
+            case .refused(let code, let reason):
+                out.put(" refused code=0x")
+                out.put(hexByte: code)
+                out.put(" reason=")
+                out.put(reason.text)
+            }
+        case .amsWrite(let c, let bytes):
+            out.put("ams-write ")
+            out.put(c.name)
+            out.put(hex: bytes)
+        case .remoteCommandsSent(let list):
+            out.put("ams-commands-sent ")
+            var first = true
+            for raw in 0..<UInt8(14) {
+                guard let command = RemoteCommandID(rawValue: raw), list.contains(command) else { continue }
+                if !first { out.put(",") }
+                out.put(command.name)
+                first = false
+            }
+            if first { out.put("none") }
+        case .entityUpdateSent(let entity, let attribute, let flags, let value):
+            out.put("ams-entity-sent ")
+            out.put(hexByte: entity)
+            out.put(" ")
+            out.put(hexByte: attribute)
+            out.put(" flags=")
+            out.put(hexByte: flags)
+            out.put(" \"")
+            out.append(contentsOf: value.span)
+            out.put("\"")
+        case .currentTimeSent(let time):
+            out.put("cts-sent ")
+            out.put(time: time)
+            out.put(" adjust=0x")
+            out.put(hexByte: time.adjustReason.rawValue)
+        case .currentTimeRead(let time):
+            out.put("cts-read ")
+            out.put(time: time)
         case .peerDiscovered(let name, let serviceCount):
             out.put("peer-discovered name=\"")
             out.append(contentsOf: name.span)
@@ -177,6 +234,42 @@ extension ByteBuffer {
         while magnitude / divisor >= 10 { divisor *= 10 }
         while divisor > 0 {
             append(UInt8(ascii: "0") + UInt8((magnitude / divisor) % 10))
+            divisor /= 10
+        }
+    }
+
+    /// " 02 07 00", and " (cut)" when the bytes were cut to fit.
+    mutating func put<let N: Int>(hex bytes: InlineBytes<N>) {
+        for i in 0..<bytes.count {
+            put(" ")
+            put(hexByte: bytes[i])
+        }
+        if bytes.wasTruncated { put(" (cut)") }
+    }
+
+    /// "2026-12-01T22:15:03 day=2" (CTS's day of week, 1 Monday).
+    mutating func put(time: CurrentTime) {
+        let t = time.local
+        put(digits: t.year, 4)
+        put("-")
+        put(digits: t.month, 2)
+        put("-")
+        put(digits: t.day, 2)
+        put("T")
+        put(digits: t.hour, 2)
+        put(":")
+        put(digits: t.minute, 2)
+        put(":")
+        put(digits: t.second, 2)
+        put(" day=")
+        put(decimal: time.dayOfWeek)
+    }
+
+    private mutating func put(digits value: Int, _ width: Int) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        while divisor > 0 {
+            append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
             divisor /= 10
         }
     }

@@ -16,15 +16,20 @@
 // is on), so PDUs arriving then wait in a small queue and are processed,
 // in order, when pairing completes.
 //
-// Two parts are kept apart: Control Point writes go to the Control Point
+// Parts are kept apart: Control Point writes go to the Control Point
 // server (ControlPointServer.swift), which answers them and queues Data
-// Source responses for the pump; the scenario runner (ScenarioRunner.swift)
-// queues the lines and keeps the waits, and after every input the phone
-// carries out the commands it hands over (`apply`).
+// Source responses for the pump; AMS writes go to the media player
+// (MediaPlayer.swift) and the clock is the Current Time server's
+// (PhoneClockServer.swift), each owing its notifications to the pump; the
+// scenario runner (ScenarioRunner.swift) queues the lines and keeps the
+// waits, and after every input the phone carries out the commands it hands
+// over (`apply`).
 
+import AMS
 import ANCS
 import ATT
 import Bounded
+import CTS
 import GATT
 
 public struct PhoneCore: ~Copyable {
@@ -44,6 +49,9 @@ public struct PhoneCore: ~Copyable {
         var serviceChanged: UInt16
         var notificationSource: UInt16
         var dataSource: UInt16
+        var remoteCommand: UInt16
+        var entityUpdate: UInt16
+        var currentTime: UInt16
     }
 
     public let config: PhoneConfig
@@ -71,6 +79,8 @@ public struct PhoneCore: ~Copyable {
     private var held: PacketQueue
     private var scratch: ByteBuffer
     private var controlPoint: ControlPointServer
+    private var media = MediaPlayer()
+    private var clock = PhoneClockServer()
     private var scenario: ScenarioRunner
     private var lastNow = Instant.zero
     /// `share off`: the ATT error ANCS writes get (0: sharing allowed).
@@ -123,6 +133,10 @@ public struct PhoneCore: ~Copyable {
     public var isSecured: Bool { isConnected && security == .secured }
     public var isPairing: Bool { if case .pairing = security { true } else { false } }
     public var ancsPresent: Bool { database.ancsPresent }
+    public var mediaState: MediaState { media.state }
+    /// The phone's local time and UTC offset at `now`.
+    public func localTime(at now: Instant) -> CurrentTime { clock.currentTime(at: now) }
+    public var utcOffsetMin: Int { clock.utcOffsetMin }
     public var notificationCount: Int { store.count }
     /// Nothing queued or waiting in the scenario.
     public var isScenarioIdle: Bool { scenario.isIdle }
@@ -168,6 +182,8 @@ public struct PhoneCore: ~Copyable {
         bearer.reset()
         controlPoint.resetLink()
         database.resetSubscriptions()
+        media.resetLink()
+        clock.dropOwed()
         sessionLost = false
         notificationSourceDead = false
         bondedAtConnection = isBonded
@@ -210,6 +226,8 @@ public struct PhoneCore: ~Copyable {
         bearer.reset()
         controlPoint.resetLink()
         database.resetSubscriptions()
+        media.resetLink()
+        clock.dropOwed()
         endNotificationSession()
         resetDataSource()
         indications.removeAll()
@@ -283,7 +301,8 @@ public struct PhoneCore: ~Copyable {
     private var subscriptions: Subscriptions {
         Subscriptions(
             serviceChanged: database.serviceChangedCCCDValue, notificationSource: database.notificationSourceCCCDValue,
-            dataSource: database.dataSourceCCCDValue)
+            dataSource: database.dataSourceCCCDValue, remoteCommand: database.remoteCommandCCCDValue,
+            entityUpdate: database.entityUpdateCCCDValue, currentTime: database.currentTimeCCCDValue)
     }
 
     private mutating func serve(_ request: ATTPDU, _ pdu: Span<UInt8>, now: Instant, isCommand: Bool) {
@@ -297,9 +316,15 @@ public struct PhoneCore: ~Copyable {
             return
         }
         let before = subscriptions
+        database.setValues(
+            currentTime: clock.currentTime(at: now).encoded(), localTimeInformation: clock.localTimeInformation.encoded(),
+            entityAttribute: media.chosenValue(at: now))
         switch database.respond(to: request, in: pdu, into: &scratch, mtu: bearer.mtu, secured: ancsAllowed) {
         case .answered:
             if !isCommand { bearer.respond(copyOf: scratch) }
+            if case .readRequest(PhoneDatabase.currentTimeValue) = request, scratch.count > 0, scratch[0] == ATTOpcode.readResponse {
+                emit(.currentTimeRead(clock.currentTime(at: now)))
+            }
         case .insufficientAuthentication(let handle):
             guard !isCommand else { return }
             bearer.respond(copyOf: scratch)
@@ -314,6 +339,23 @@ public struct PhoneCore: ~Copyable {
                 pdu.extracting(value), requestOpcode: request.opcode ?? ATTOpcode.writeRequest, isCommand: isCommand, session: session,
                 store: store, apps: apps, dataSource: &dataSource, reply: &scratch, outputs: &outputs)
             controlPointAnswered(outcome)
+        case .amsWrite(let characteristic, let value):
+            guard !isCommand else {
+                outputs.counters.amsWriteCommandsIgnored &+= 1
+                emit(.dropped(what: Name(characteristic.name), reason: "write-command"))
+                return
+            }
+            let handle: UInt16 =
+                switch characteristic {
+                case .remoteCommand: PhoneDatabase.remoteCommandValue
+                case .entityUpdate: PhoneDatabase.entityUpdateValue
+                default: PhoneDatabase.entityAttributeValue
+                }
+            let written = media.write(
+                characteristic, pdu.extracting(value), handle: handle, now: now, subscribers: mediaSubscribers, reply: &scratch,
+                outputs: &outputs)
+            bearer.respond(copyOf: scratch)
+            if let written { scenario.mediaCommandWritten(written) }
         case .controlPointPrepare(let offset, let value):
             controlPoint.prepare(offset: offset, pdu.extracting(value), mtu: bearer.mtu, reply: &scratch, outputs: &outputs)
             bearer.respond(copyOf: scratch)
@@ -323,6 +365,10 @@ public struct PhoneCore: ~Copyable {
                 flags: flags, session: session, store: store, apps: apps, dataSource: &dataSource, reply: &scratch, outputs: &outputs)
             controlPointAnswered(outcome)
         }
+    }
+
+    private var mediaSubscribers: MediaPlayer.Subscribers {
+        MediaPlayer.Subscribers(remoteCommand: isSubscribed(.remoteCommand), entityUpdate: isSubscribed(.entityUpdate))
     }
 
     private var controlPointSession: ControlPointServer.Session {
@@ -376,6 +422,18 @@ public struct PhoneCore: ~Copyable {
         if before.notificationSource & bit != 0, after.notificationSource & bit == 0 {
             emit(.unsubscribed(.notificationSource))
             endNotificationSession()
+        }
+        if before.remoteCommand & bit == 0, after.remoteCommand & bit != 0 {
+            emit(.subscribed(.remoteCommand))
+            media.remoteCommandSubscribed()
+        }
+        if before.remoteCommand & bit != 0, after.remoteCommand & bit == 0 { emit(.unsubscribed(.remoteCommand)) }
+        if before.entityUpdate & bit == 0, after.entityUpdate & bit != 0 { emit(.subscribed(.entityUpdate)) }
+        if before.entityUpdate & bit != 0, after.entityUpdate & bit == 0 { emit(.unsubscribed(.entityUpdate)) }
+        if before.currentTime & bit == 0, after.currentTime & bit != 0 { emit(.subscribed(.currentTime)) }
+        if before.currentTime & bit != 0, after.currentTime & bit == 0 {
+            emit(.unsubscribed(.currentTime))
+            clock.dropOwed()
         }
         let indicate = CCCDValue.indications
         if before.serviceChanged & indicate == 0, after.serviceChanged & indicate != 0 { emit(.subscribed(.serviceChanged)) }
@@ -556,13 +614,35 @@ public struct PhoneCore: ~Copyable {
             emit(.ancsAdded)
             changed = true
         }
-        guard changed, isConnected else { return }
+        guard changed else { return }
+        indicateChange(start: PhoneDatabase.ancsService, end: PhoneDatabase.ancsEnd)
+    }
+
+    /// `no-ams`, `no-cts`: the service goes for good, its subscriptions with
+    /// it; a connected wearable is told with Service Changed.
+    private mutating func removeService(ams: Bool) {
+        guard ams ? database.amsPresent : database.ctsPresent else { return }
+        let before = subscriptions
+        if ams { database.removeAMS() } else { database.removeCTS() }
+        emit(.serviceRemoved(ams ? "ams" : "cts"))
+        subscriptionsChanged(from: before)
+        if ams {
+            indicateChange(start: PhoneDatabase.amsService, end: PhoneDatabase.amsEnd)
+        } else {
+            indicateChange(start: PhoneDatabase.ctsService, end: PhoneDatabase.ctsEnd)
+        }
+    }
+
+    /// Queues a Service Changed indication for the range, if a wearable is
+    /// connected and asked for them.
+    private mutating func indicateChange(start: UInt16, end: UInt16) {
+        guard isConnected else { return }
         guard isSubscribed(.serviceChanged) else {
             outputs.counters.indicationsNotSubscribed &+= 1
             emit(.dropped(what: "service-changed", reason: "not-subscribed"))
             return
         }
-        if case .refused = indications.push(ServiceChangedRange(start: PhoneDatabase.ancsService, end: PhoneDatabase.ancsEnd)) {
+        if case .refused = indications.push(ServiceChangedRange(start: start, end: end)) {
             outputs.counters.indicationQueueFull &+= 1
             emit(.dropped(what: "service-changed", reason: "queue-full"))
         }
@@ -577,6 +657,12 @@ public struct PhoneCore: ~Copyable {
         if pumpReplay() { return true }
         if let event = notificationQueue.popFirst() {
             sendNotificationSource(event)
+            return true
+        }
+        if media.pop(into: &scratch, mtu: bearer.mtu, now: lastNow, subscribers: mediaSubscribers, outputs: &outputs)
+            || clock.pop(into: &scratch, now: lastNow, subscribed: isSubscribed(.currentTime), outputs: &outputs)
+        {
+            bearer.send(copyOf: scratch)
             return true
         }
         return pumpIndication()
@@ -723,6 +809,7 @@ public struct PhoneCore: ~Copyable {
 
     /// Carries out the commands the runner hands over until it has none for now.
     private mutating func runScenario(now: Instant) {
+        clock.start(at: now)
         scenario.beginRun()
         while let step = scenario.nextStep(now: now, subscribedAndReplayed: subscribedAndReplayed, outputs: &outputs) {
             let result = apply(step.command, line: step.line)
@@ -749,7 +836,7 @@ public struct PhoneCore: ~Copyable {
             if identifier.wasTruncated { emit(.valueTruncated(line: line, field: "app-id")) }
             if displayName.wasTruncated { emit(.valueTruncated(line: line, field: "display-name")) }
             guard apps.set(identifier, displayName) else { return .failed(reason: "app-table-full") }
-        case .sleep, .waitSubscribed, .waitAction:
+        case .sleep, .waitSubscribed, .waitAction, .waitMedia:
             preconditionFailure("waits are the runner's")
         case .serviceChanged:
             changeANCS(remove: true, add: true)
@@ -771,6 +858,14 @@ public struct PhoneCore: ~Copyable {
             encryptDelayMs = ms
         case .loseResponses(let count):
             controlPoint.loseResponses(count: count)
+        case .media(let state):
+            media.set(state, now: lastNow)
+        case .time(let local, let offset):
+            clock.set(local, utcOffsetMin: offset, now: lastNow, notify: isSubscribed(.currentTime))
+        case .noAMS:
+            removeService(ams: true)
+        case .noCTS:
+            removeService(ams: false)
         case .notificationSourceDead:
             guard isConnected else { return .failed(reason: "not-connected") }
             notificationSourceDead = true

@@ -20,25 +20,55 @@
 //   0x0016  Characteristic       notify, -> 0x0017, Data Source
 //   0x0017  Data Source          (notify only)
 //   0x0018  CCCD                 read/write, needs a secured link
+//           (0x0019–0x001F unused)
+//   0x0020  Primary Service      AMS 89D3502B-…, ends 0x0028
+//   0x0021  Characteristic       write, notify, -> 0x0022, Remote Command
+//   0x0022  Remote Command       write, needs a secured link
+//   0x0023  CCCD                 read/write, needs a secured link
+//   0x0024  Characteristic       write, notify, -> 0x0025, Entity Update
+//   0x0025  Entity Update        write with response, needs a secured link
+//   0x0026  CCCD                 read/write, needs a secured link
+//   0x0027  Characteristic       read, write, -> 0x0028, Entity Attribute
+//   0x0028  Entity Attribute     read/write, needs a secured link
+//           (0x0029–0x002F unused)
+//   0x0030  Primary Service      Current Time (0x1805), ends 0x0035
+//   0x0031  Characteristic       read, notify, -> 0x0032, Current Time (0x2A2B)
+//   0x0032  Current Time         read (10 bytes), needs a secured link
+//   0x0033  CCCD                 read/write, needs a secured link
+//   0x0034  Characteristic       read, -> 0x0035, Local Time Information (0x2A0F)
+//   0x0035  Local Time Info.     read (2 bytes), needs a secured link
+//
+// AMS and CTS come after ANCS so that ANCS's handles are those of a phone
+// without them. An iPhone offers all three to a bonded accessory only
+// (docs/ams.md, docs/cts.md), so AMS's and CTS's values and CCCDs need a
+// secured link like ANCS's: the Current Time read too, which a generic CTS
+// server might leave open.
 //
 // ANCS can be removed and added back (`ancsPresent`); while removed its
-// handles do not exist. Discovery and reads are answered by GATT's
+// handles do not exist; AMS and CTS can be removed (`no-ams`, `no-cts`). Discovery and reads are answered by GATT's
 // `AttributeServer` (the same code that answers for the wearable), from the
 // attributes this database describes: reading a value that is notify-only or
 // write-only is Read Not Permitted; the ANCS CCCDs need a secured link.
-// Writes are decided here: anything but a CCCD or the Control Point is Write
-// Not Permitted; a CCCD value that is not 2 bytes is Invalid Attribute Value
-// Length.
+// Writes are decided here: anything but a CCCD, the Control Point or an AMS
+// characteristic is Write Not Permitted; a CCCD value that is not 2 bytes is
+// Invalid Attribute Value Length.
 //
-// The database does not decide what a Control Point write means: it checks
-// the handle and the link's security and hands the value to the caller.
+// The values that change (Current Time, Local Time Information, the Entity
+// Attribute the wearable chose) are the caller's: it sets them before each
+// request (`setValues`), so a read answers what the phone holds then.
+//
+// The database does not decide what a Control Point or AMS write means: it
+// checks the handle and the link's security and hands the value to the
+// caller.
 // Likewise for long writes: a Prepare Write to the Control Point (with the
 // same security) goes to the caller's queue, to any other attribute it is
 // Write Not Permitted; Execute Write goes to the caller.
 
+import AMS
 import ANCS
 import ATT
 import Bounded
+import CTS
 import GATT
 
 /// The phone's characteristics that a client writes to.
@@ -47,6 +77,11 @@ public enum PhoneCharacteristic: Equatable, Sendable {
     case notificationSource
     case controlPoint
     case dataSource
+    case remoteCommand
+    case entityUpdate
+    case entityAttribute
+    case currentTime
+    case localTimeInformation
 
     public var name: StaticString {
         switch self {
@@ -54,6 +89,11 @@ public enum PhoneCharacteristic: Equatable, Sendable {
         case .notificationSource: "notification-source"
         case .controlPoint: "control-point"
         case .dataSource: "data-source"
+        case .remoteCommand: "remote-command"
+        case .entityUpdate: "entity-update"
+        case .entityAttribute: "entity-attribute"
+        case .currentTime: "current-time"
+        case .localTimeInformation: "local-time-information"
         }
     }
 }
@@ -72,6 +112,18 @@ public struct PhoneDatabase: Sendable {
     public static let dataSourceValue: UInt16 = 0x0017
     public static let dataSourceCCCD: UInt16 = 0x0018
     public static let ancsEnd: UInt16 = 0x0018
+    public static let amsService: UInt16 = 0x0020
+    public static let remoteCommandValue: UInt16 = 0x0022
+    public static let remoteCommandCCCD: UInt16 = 0x0023
+    public static let entityUpdateValue: UInt16 = 0x0025
+    public static let entityUpdateCCCD: UInt16 = 0x0026
+    public static let entityAttributeValue: UInt16 = 0x0028
+    public static let amsEnd: UInt16 = 0x0028
+    public static let ctsService: UInt16 = 0x0030
+    public static let currentTimeValue: UInt16 = 0x0032
+    public static let currentTimeCCCD: UInt16 = 0x0033
+    public static let localTimeInformationValue: UInt16 = 0x0035
+    public static let ctsEnd: UInt16 = 0x0035
     public static let appearanceGenericPhone: UInt16 = 0x0040
 
     /// What a request turned out to be, for the caller to act on.
@@ -84,6 +136,9 @@ public struct PhoneDatabase: Sendable {
         case subscription(PhoneCharacteristic, value: UInt16)
         /// A Control Point write on a secured link: the caller answers.
         case controlPoint(value: Range<Int>)
+        /// A write to Remote Command, Entity Update or Entity Attribute on a
+        /// secured link: the caller answers.
+        case amsWrite(PhoneCharacteristic, value: Range<Int>)
         /// A Prepare Write to the Control Point on a secured link: the caller
         /// queues the part and echoes it, or answers Prepare Queue Full.
         case controlPointPrepare(offset: UInt16, value: Range<Int>)
@@ -96,7 +151,10 @@ public struct PhoneDatabase: Sendable {
         case declaration(properties: CharacteristicProperties, valueHandle: UInt16, uuid: ATTUUID)
         case deviceName
         case appearance
+        /// Not readable (notify- or write-only).
         case characteristicValue(PhoneCharacteristic)
+        /// Readable on a secured link: the value the caller set.
+        case readableValue(PhoneCharacteristic)
         case cccd(PhoneCharacteristic)
     }
 
@@ -111,7 +169,16 @@ public struct PhoneDatabase: Sendable {
     public private(set) var serviceChangedCCCDValue: UInt16 = 0
     public private(set) var notificationSourceCCCDValue: UInt16 = 0
     public private(set) var dataSourceCCCDValue: UInt16 = 0
-    private let attributes: InlineArray<18, Attribute>
+    public private(set) var amsPresent = true
+    public private(set) var ctsPresent = true
+    public private(set) var remoteCommandCCCDValue: UInt16 = 0
+    public private(set) var entityUpdateCCCDValue: UInt16 = 0
+    public private(set) var currentTimeCCCDValue: UInt16 = 0
+    private var currentTime = InlineBytes<10>()
+    private var localTimeInformation = InlineBytes<2>()
+    /// Nil: no attribute chosen, or an empty one (a read is Absent Attribute).
+    private var entityAttribute: InlineBytes<32>? = nil
+    private let attributes: InlineArray<33, Attribute>
 
     public init(deviceName: PeerName) {
         self.deviceName = deviceName
@@ -121,6 +188,11 @@ public struct PhoneDatabase: Sendable {
         let ns = ATTUUID.uuid128(ANCSUUID.notificationSource)
         let cp = ATTUUID.uuid128(ANCSUUID.controlPoint)
         let ds = ATTUUID.uuid128(ANCSUUID.dataSource)
+        let rc = ATTUUID.uuid128(AMSUUID.remoteCommand)
+        let eu = ATTUUID.uuid128(AMSUUID.entityUpdate)
+        let ea = ATTUUID.uuid128(AMSUUID.entityAttribute)
+        let ct = ATTUUID.uuid16(CTSUUID.currentTime)
+        let lti = ATTUUID.uuid16(CTSUUID.localTimeInformation)
         attributes = [
             Attribute(handle: 0x01, type: primary, role: .service(end: 0x05, uuid: .uuid16(GATTUUID.genericAccess))),
             Attribute(handle: 0x02, type: declaration, role: .declaration(properties: .read, valueHandle: 0x03, uuid: .uuid16(GATTUUID.deviceName))),
@@ -140,6 +212,21 @@ public struct PhoneDatabase: Sendable {
             Attribute(handle: 0x16, type: declaration, role: .declaration(properties: .notify, valueHandle: 0x17, uuid: ds)),
             Attribute(handle: 0x17, type: ds, role: .characteristicValue(.dataSource)),
             Attribute(handle: 0x18, type: cccd, role: .cccd(.dataSource)),
+            Attribute(handle: 0x20, type: primary, role: .service(end: Self.amsEnd, uuid: .uuid128(AMSUUID.service))),
+            Attribute(handle: 0x21, type: declaration, role: .declaration(properties: [.write, .notify], valueHandle: 0x22, uuid: rc)),
+            Attribute(handle: 0x22, type: rc, role: .characteristicValue(.remoteCommand)),
+            Attribute(handle: 0x23, type: cccd, role: .cccd(.remoteCommand)),
+            Attribute(handle: 0x24, type: declaration, role: .declaration(properties: [.write, .notify], valueHandle: 0x25, uuid: eu)),
+            Attribute(handle: 0x25, type: eu, role: .characteristicValue(.entityUpdate)),
+            Attribute(handle: 0x26, type: cccd, role: .cccd(.entityUpdate)),
+            Attribute(handle: 0x27, type: declaration, role: .declaration(properties: [.read, .write], valueHandle: 0x28, uuid: ea)),
+            Attribute(handle: 0x28, type: ea, role: .readableValue(.entityAttribute)),
+            Attribute(handle: 0x30, type: primary, role: .service(end: Self.ctsEnd, uuid: .uuid16(CTSUUID.service))),
+            Attribute(handle: 0x31, type: declaration, role: .declaration(properties: [.read, .notify], valueHandle: 0x32, uuid: ct)),
+            Attribute(handle: 0x32, type: ct, role: .readableValue(.currentTime)),
+            Attribute(handle: 0x33, type: cccd, role: .cccd(.currentTime)),
+            Attribute(handle: 0x34, type: declaration, role: .declaration(properties: .read, valueHandle: 0x35, uuid: lti)),
+            Attribute(handle: 0x35, type: lti, role: .readableValue(.localTimeInformation)),
         ]
     }
 
@@ -148,6 +235,31 @@ public struct PhoneDatabase: Sendable {
         serviceChangedCCCDValue = 0
         notificationSourceCCCDValue = 0
         dataSourceCCCDValue = 0
+        remoteCommandCCCDValue = 0
+        entityUpdateCCCDValue = 0
+        currentTimeCCCDValue = 0
+    }
+
+    /// Removes AMS (`no-ams`); its subscriptions go with it. It does not
+    /// come back.
+    public mutating func removeAMS() {
+        amsPresent = false
+        remoteCommandCCCDValue = 0
+        entityUpdateCCCDValue = 0
+    }
+
+    /// Removes CTS (`no-cts`); its subscription goes with it.
+    public mutating func removeCTS() {
+        ctsPresent = false
+        currentTimeCCCDValue = 0
+    }
+
+    /// The values reads answer from now on: the phone's local time, its
+    /// zone, and the Entity Attribute the wearable chose (nil: none, or empty).
+    public mutating func setValues(currentTime: InlineBytes<10>, localTimeInformation: InlineBytes<2>, entityAttribute: InlineBytes<32>?) {
+        self.currentTime = currentTime
+        self.localTimeInformation = localTimeInformation
+        self.entityAttribute = entityAttribute
     }
 
     /// Removes ANCS; its subscriptions go with it.
@@ -172,12 +284,18 @@ public struct PhoneDatabase: Sendable {
         case .serviceChanged: serviceChangedCCCDValue
         case .notificationSource: notificationSourceCCCDValue
         case .dataSource: dataSourceCCCDValue
-        case .controlPoint: 0
+        case .remoteCommand: remoteCommandCCCDValue
+        case .entityUpdate: entityUpdateCCCDValue
+        case .currentTime: currentTimeCCCDValue
+        case .controlPoint, .entityAttribute, .localTimeInformation: 0
         }
     }
 
     private func exists(_ a: Attribute) -> Bool {
-        ancsPresent || a.handle < Self.ancsService || a.handle > Self.ancsEnd
+        if !ancsPresent, (Self.ancsService...Self.ancsEnd).contains(a.handle) { return false }
+        if !amsPresent, (Self.amsService...Self.amsEnd).contains(a.handle) { return false }
+        if !ctsPresent, (Self.ctsService...Self.ctsEnd).contains(a.handle) { return false }
+        return true
     }
 
     private static func needsSecurity(_ characteristic: PhoneCharacteristic) -> Bool { characteristic != .serviceChanged }
@@ -211,6 +329,12 @@ public struct PhoneDatabase: Sendable {
             put16(Self.appearanceGenericPhone)
         case .cccd(let c):
             put16(cccdValue(c))
+        case .readableValue(.currentTime):
+            v.append(currentTime.span)
+        case .readableValue(.localTimeInformation):
+            v.append(localTimeInformation.span)
+        case .readableValue:
+            if let entityAttribute { v = entityAttribute }
         case .characteristicValue:
             break
         }
@@ -221,6 +345,8 @@ public struct PhoneDatabase: Sendable {
     private func readError(_ a: Attribute, secured: Bool) -> UInt8? {
         switch a.role {
         case .characteristicValue: ATTErrorCode.readNotPermitted
+        case .readableValue where !secured: ATTErrorCode.insufficientAuthentication
+        case .readableValue(.entityAttribute) where entityAttribute == nil: AMSErrorCode.absentAttribute
         case .cccd(let c) where Self.needsSecurity(c) && !secured: ATTErrorCode.insufficientAuthentication
         default: nil
         }
@@ -266,13 +392,19 @@ public struct PhoneDatabase: Sendable {
             case .serviceChanged: serviceChangedCCCDValue = v
             case .notificationSource: notificationSourceCCCDValue = v
             case .dataSource: dataSourceCCCDValue = v
-            case .controlPoint: break
+            case .remoteCommand: remoteCommandCCCDValue = v
+            case .entityUpdate: entityUpdateCCCDValue = v
+            case .currentTime: currentTimeCCCDValue = v
+            case .controlPoint, .entityAttribute, .localTimeInformation: break
             }
             PDUWriter.writeResponse(&out)
             return .subscription(c, value: v)
         case .characteristicValue(.controlPoint):
             if !secured { return error(&out, opcode, handle, ATTErrorCode.insufficientAuthentication) }
             return .controlPoint(value: range)
+        case .characteristicValue(let c) where c == .remoteCommand || c == .entityUpdate, .readableValue(let c) where c == .entityAttribute:
+            if !secured { return error(&out, opcode, handle, ATTErrorCode.insufficientAuthentication) }
+            return .amsWrite(c, value: range)
         default:
             return error(&out, opcode, handle, ATTErrorCode.writeNotPermitted)
         }

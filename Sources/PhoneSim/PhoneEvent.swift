@@ -5,9 +5,11 @@
 // are one value, `PhoneOutputs`, so that the phone can lend it to its parts
 // (the Control Point server, the scenario runner) while they work.
 
+import AMS
 import ANCS
 import ATT
 import Bounded
+import CTS
 
 public struct PhoneConfig: Sendable {
     /// The phone's ATT side. `maxMTU` is what it offers and asks for: 185 as
@@ -50,7 +52,7 @@ public struct PhoneConfig: Sendable {
     public var actionCapacity = 4
     /// How long an indication may wait for its confirmation (ATT: 30 s).
     public var indicationTimeoutMs: Int64 = 30_000
-    /// `wait-subscribed` and `wait-action` without a timeout.
+    /// `wait-subscribed`, `wait-action` and `wait-media` without a timeout.
     public var defaultWaitTimeoutMs: Int64 = 30_000
     /// The scenario program: bytes of queued lines and how many lines.
     public var scriptCapacityBytes = 64 * 1024
@@ -74,6 +76,10 @@ public enum PhoneAction: Equatable, Sendable {
 /// (the longest is Get App Attributes with a 128-byte app identifier).
 /// A longer write is cut and flagged `wasTruncated`.
 public typealias ControlPointBytes = InlineBytes<160>
+
+/// Up to 16 bytes of a write to an AMS characteristic (an Entity Update
+/// write naming every attribute of an entity is 5); more is cut and flagged.
+public typealias AMSWriteBytes = InlineBytes<16>
 
 public enum PhoneEvent: Equatable, Sendable {
     case connected(bonded: Bool)
@@ -110,6 +116,22 @@ public enum PhoneEvent: Equatable, Sendable {
     case indicationConfirmed
     case ancsRemoved
     case ancsAdded
+    /// `no-ams`, `no-cts`: the service is gone (`ams`, `cts`).
+    case serviceRemoved(Name)
+    /// A write to Remote Command, as received, and what came of it.
+    case mediaCommand(AMSWriteBytes, MediaCommandResult)
+    /// A write to Entity Update or Entity Attribute, as received (a refusal
+    /// follows as `errorAnswered`).
+    case amsWrite(PhoneCharacteristic, AMSWriteBytes)
+    /// A Remote Command notification: the commands available now.
+    case remoteCommandsSent(RemoteCommandSet)
+    /// An Entity Update notification, its value as sent (cut to fit if
+    /// `flags` says Truncated).
+    case entityUpdateSent(entity: UInt8, attribute: UInt8, flags: UInt8, value: MediaValue)
+    /// A Current Time notification.
+    case currentTimeSent(CurrentTime)
+    /// A Current Time read answered.
+    case currentTimeRead(CurrentTime)
     /// Browsing the wearable's database finished.
     case peerDiscovered(name: PeerName, serviceCount: Int)
     /// A scenario value was cut to fit its storage.
@@ -152,6 +174,12 @@ public struct PhoneCounters: Equatable, Sendable {
     public var notificationsWithheld: UInt64 = 0
     /// Data Source responses not sent because of `lose-response`.
     public var responsesLost: UInt64 = 0
+    /// Remote Command writes (carried out or refused).
+    public var mediaCommands: UInt64 = 0
+    /// AMS writes answered with an ATT error (0xA0–0xA2).
+    public var amsWritesRefused: UInt64 = 0
+    /// Write Commands to AMS characteristics (none has write-without-response).
+    public var amsWriteCommandsIgnored: UInt64 = 0
     public init() {}
 }
 

@@ -1,9 +1,10 @@
 // PhoneSim: a simulated iPhone, the ANCS Notification Provider, as sans-IO
-// state (Apple's ANCS specification; docs/ancs.md). It stands where
-// an iPhone stands: the ATT server of a database with GAP, GATT (Service
-// Changed) and ANCS, and the GATT client that browses the wearable after
-// connecting, as iOS does. Tests pair it with the firmware's `PhoneLink` in
-// memory; `wristlink phone` will run it on a UNIX socket.
+// state (Apple's ANCS specification; docs/ancs.md). It stands where an
+// iPhone stands: the ATT server of a database with GAP, GATT (Service
+// Changed), ANCS, AMS (docs/ams.md) and CTS (docs/cts.md), and the GATT
+// client that browses the wearable after connecting, as iOS does. Tests
+// pair it with the firmware's `PhoneLink` in memory; `wristlink phone`
+// will run it on a UNIX socket.
 //
 // Design: like the firmware's core it performs no I/O and reads no clock.
 // PDUs from the wearable, time and scenario lines go in; PDUs, actions and
@@ -15,6 +16,8 @@
 //   PhoneCore.swift           the phone: link, security, subscriptions, pump, scenario commands
 //   PhoneDatabase.swift       its GATT database and the answer to every request
 //   ControlPointServer.swift  Control Point writes → Data Source responses / errors
+//   MediaPlayer.swift         AMS: the media app, Remote Command, Entity Update/Attribute
+//   PhoneClockServer.swift    CTS: the phone's local time, Current Time notifications
 //   PrepareWriteQueue.swift   long writes: prepared parts until Execute Write
 //   NotificationStore.swift   notifications, category counts, replay marks; app names
 //   PeerBrowser.swift         browsing the wearable's GAP/GATT
@@ -100,6 +103,11 @@
 //                                            and never send their Data Source responses
 //   ns-dead                                  Notification Source silent while subscribed, the
 //                                            Control Point answering; its CCCD off/on wakes it
+//   media play|pause|unavailable             the media app plays, pauses or closes (AMS)
+//   wait-media <command> [timeout-ms]        until the wearable wrote that Remote Command
+//                                            (play, pause, toggle-play-pause, next-track, ...)
+//   time YYYY-MM-DDTHH:MM:SS[+HH:MM|-HH:MM]  set the local time (and UTC offset); notified (CTS)
+//   no-ams | no-cts                          the phone has no AMS, or no CTS
 //   connect | disconnect                     ask the platform to (re)connect or hang up
 //   forget                                   drop the bond and hang up (Forget This Device)
 //   quit                                     stop: the `quit` action, the queue is dropped

@@ -9,8 +9,10 @@
 // event) rather than refused: a scenario meant to test long values should
 // still run.
 
+import AMS
 import ANCS
 import Bounded
+import CTS
 
 public typealias TitleBytes = InlineBytes<128>
 public typealias SubtitleBytes = InlineBytes<128>
@@ -122,6 +124,19 @@ public enum ScenarioCommand: Equatable, Sendable {
     /// The next `count` attribute fetches are acknowledged and their Data
     /// Source responses never sent (lost in reconnect churn on real phones).
     case loseResponses(count: Int)
+    /// The phone's media app starts playing, pauses or closes (`media
+    /// play|pause|unavailable`).
+    case media(MediaState)
+    /// Until the wearable wrote `command` to Remote Command (whatever the
+    /// answer; one written since the scenario began counts, once).
+    case waitMedia(command: RemoteCommandID, timeoutMs: Int64?)
+    /// The user sets the phone's local time, and its UTC offset in minutes
+    /// when given.
+    case time(CivilDateTime, utcOffsetMin: Int?)
+    /// The phone has no AMS (older iOS, or the user refused it).
+    case noAMS
+    /// The phone has no CTS.
+    case noCTS
     case connect
     case disconnect
     /// "Forget This Device": the phone drops its bond and hangs up; it
@@ -151,6 +166,11 @@ public enum ScenarioCommand: Equatable, Sendable {
         case .dropSubscription: "drop-subscription"
         case .notificationSourceDead: "ns-dead"
         case .loseResponses: "lose-response"
+        case .media: "media"
+        case .waitMedia: "wait-media"
+        case .time: "time"
+        case .noAMS: "no-ams"
+        case .noCTS: "no-cts"
         case .connect: "connect"
         case .disconnect: "disconnect"
         case .forget: "forget"
@@ -178,6 +198,10 @@ public struct ScenarioError: Error, Equatable, Sendable {
         case numberOutOfRange
         /// A date that is not `yyyyMMdd'T'HHmmSS`.
         case badDate
+        /// A `time` value that is not `YYYY-MM-DDTHH:MM:SS[+HH:MM|-HH:MM]`,
+        /// a date that does not exist, or an offset CTS cannot carry
+        /// (15-minute steps, -12:00...+14:00).
+        case badTime
         case unterminatedQuote
         /// A backslash not followed by `"`, `\`, `n` or `t`.
         case badEscape
@@ -203,6 +227,7 @@ public struct ScenarioError: Error, Equatable, Sendable {
             case .badNumber: "not a number"
             case .numberOutOfRange: "number out of range"
             case .badDate: "date is not yyyyMMddTHHmmSS"
+            case .badTime: "time is not YYYY-MM-DDTHH:MM:SS[+HH:MM|-HH:MM]"
             case .unterminatedQuote: "unterminated quote"
             case .badEscape: "bad escape (use \\\" \\\\ \\n \\t)"
             case .expectedSpace: "expected a space"

@@ -8,9 +8,11 @@
 // quoted. `#` at the start of a token begins a comment. Words (commands,
 // keys, categories, flags) match case-insensitively.
 
+import AMS
 import ANCS
 import ATT
 import Bounded
+import CTS
 
 public enum ScenarioParser {
     public static let maxLineBytes = 2048
@@ -156,8 +158,38 @@ public enum ScenarioParser {
             try p.expectOnly(positionals: 1)
             return .encryptDelay(ms: Int64(ms))
         }
+        if matches(line, verb, "media") {
+            let word = try p.positional(0, what: "play|pause|unavailable")
+            try p.expectOnly(positionals: 1)
+            if matches(line, word, "play") { return .media(.playing) }
+            if matches(line, word, "pause") { return .media(.paused) }
+            if matches(line, word, "unavailable") { return .media(.unavailable) }
+            throw p.error(.unknownWord, at: word)
+        }
+        if matches(line, verb, "wait-media") {
+            let word = try p.positional(0, what: "command")
+            var found: RemoteCommandID? = nil
+            for raw in 0..<UInt8(14) {
+                if let c = RemoteCommandID(rawValue: raw), matches(line, word, c.name) { found = c }
+            }
+            guard let command = found else { throw p.error(.unknownWord, at: word) }
+            var timeoutMs: Int64? = nil
+            if let t = p.optionalPositional(1) { timeoutMs = Int64(try number(line, t, max: maxDurationMs, p)) }
+            try p.expectOnly(positionals: 2)
+            return .waitMedia(command: command, timeoutMs: timeoutMs)
+        }
+        if matches(line, verb, "time") {
+            let t = try p.positional(0, what: "YYYY-MM-DDTHH:MM:SS")
+            try p.expectOnly(positionals: 1)
+            let (local, offset) = try time(line, t, p)
+            return .time(local, utcOffsetMin: offset)
+        }
         let command: ScenarioCommand
-        if matches(line, verb, "drop-subscription") {
+        if matches(line, verb, "no-ams") {
+            command = .noAMS
+        } else if matches(line, verb, "no-cts") {
+            command = .noCTS
+        } else if matches(line, verb, "drop-subscription") {
             command = .dropSubscription
         } else if matches(line, verb, "ns-dead") {
             command = .notificationSourceDead
@@ -296,6 +328,53 @@ public enum ScenarioParser {
             }
         }
         return true
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS` and an optional `+HH:MM` or `-HH:MM`: a local
+    /// time and its UTC offset in minutes. A refusal names the column of
+    /// the field at fault.
+    static func time(_ line: Span<UInt8>, _ t: Token, _ p: Arguments) throws(ScenarioError) -> (CivilDateTime, Int?) {
+        let length = t.end - t.start
+        let fail = { (offset: Int) in ScenarioError(line: p.lineNumber, column: t.column + min(offset, length), kind: .badTime) }
+        // Field by field: where it starts in the token, its digits, the byte after it.
+        var values = InlineArray<8, Int>(repeating: 0)
+        let layout: InlineArray<8, (at: Int, width: Int, then: UInt8)> = [
+            (0, 4, UInt8(ascii: "-")), (5, 2, UInt8(ascii: "-")), (8, 2, UInt8(ascii: "T")), (11, 2, UInt8(ascii: ":")),
+            (14, 2, UInt8(ascii: ":")), (17, 2, 0), (20, 2, UInt8(ascii: ":")), (23, 2, 0),
+        ]
+        for f in 0..<8 {
+            if f == 6 {
+                guard length > 19 else { break }
+                let sign = line[t.start + 19]
+                guard sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") else { throw fail(19) }
+            }
+            let (at, width, then) = layout[f]
+            guard let value = digits(line, t.start + at, width, end: t.end) else { throw fail(at) }
+            values[f] = value
+            if then != 0 {
+                guard at + width < length, lower(line[t.start + at + width]) == lower(then) else { throw fail(at + width) }
+            }
+        }
+        guard length == 19 || length == 25 else { throw fail(length == 19 ? 19 : 25) }
+        guard let local = CivilDateTime(year: values[0], month: values[1], day: values[2], hour: values[3], minute: values[4], second: values[5])
+        else { throw fail(0) }
+        guard length == 25 else { return (local, nil) }
+        let magnitude = values[6] * 60 + values[7]
+        let offset = line[t.start + 19] == UInt8(ascii: "-") ? -magnitude : magnitude
+        guard values[7] < 60, offset % 15 == 0, (-12 * 60...14 * 60).contains(offset) else { throw fail(19) }
+        return (local, offset)
+    }
+
+    /// The decimal number of `width` digits at `start`; nil when one is not
+    /// a digit or the token ends first.
+    static func digits(_ line: Span<UInt8>, _ start: Int, _ width: Int, end: Int) -> Int? {
+        guard start + width <= end else { return nil }
+        var value = 0
+        for i in start..<start + width {
+            guard isDigit(line[i]) else { return nil }
+            value = value * 10 + Int(line[i] - UInt8(ascii: "0"))
+        }
+        return value
     }
 
     /// Decimal, or hexadecimal after `0x`.

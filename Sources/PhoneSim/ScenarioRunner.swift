@@ -11,15 +11,17 @@
 // pulls and the runner keeps the rest itself.
 //
 // Waits are the runner's: `sleep`, `wait-subscribed` (the phone says, at
-// each step, whether Notification Source is subscribed and its replay sent)
-// and `wait-action` (the phone tells it of each action the Control Point
+// each step, whether Notification Source is subscribed and its replay sent),
+// `wait-action` (the phone tells it of each action the Control Point
 // performed, and of each notification posted again, whose earlier action
-// then no longer counts). At most `maxStepsPerCall` steps start in one run,
+// then no longer counts) and `wait-media` (the phone tells it of each
+// Remote Command written; the last 16 are kept, and a wait takes one). At most `maxStepsPerCall` steps start in one run,
 // so a long script cannot hold the caller; the rest is due at once
 // (`deadline` is then now). A failed step (a timeout, or a command the
 // phone could not carry out) drops the queued lines and ends a loaded
 // script. Step and scenario events go to the phone's outputs.
 
+import AMS
 import Bounded
 
 struct ScenarioRunner: ~Copyable {
@@ -36,6 +38,7 @@ struct ScenarioRunner: ~Copyable {
         case sleep(until: Instant)
         case subscribed(until: Instant)
         case action(uid: UInt32, until: Instant)
+        case media(command: RemoteCommandID, until: Instant)
     }
 
     struct ActiveStep {
@@ -61,11 +64,14 @@ struct ScenarioRunner: ~Copyable {
     private var typedLineCount = 0
     /// UIDs whose action was performed, for `wait-action`.
     private var performed: RingBuffer<UInt32>
+    /// Remote Commands the wearable wrote, for `wait-media`.
+    private var mediaCommands: RingBuffer<RemoteCommandID>
 
     init(config: PhoneConfig) {
         program = ScenarioProgram(capacityBytes: config.scriptCapacityBytes, lineCapacity: config.scriptLineCapacity)
         defaultWaitTimeoutMs = config.defaultWaitTimeoutMs
         performed = RingBuffer(capacity: 16, policy: .dropOldest)
+        mediaCommands = RingBuffer(capacity: 16, policy: .dropOldest)
     }
 
     /// Nothing queued or waiting.
@@ -126,6 +132,9 @@ struct ScenarioRunner: ~Copyable {
     /// The Control Point performed an action on `uid`.
     mutating func actionPerformed(uid: UInt32) { performed.push(uid) }
 
+    /// The wearable wrote `command` to Remote Command.
+    mutating func mediaCommandWritten(_ command: RemoteCommandID) { mediaCommands.push(command) }
+
     /// `uid` was posted again: an action on its earlier post no longer counts.
     mutating func forgetAction(uid: UInt32) { performed.removeAll { $0 == uid } }
 
@@ -143,6 +152,8 @@ struct ScenarioRunner: ~Copyable {
             return subscribedAndReplayed ? lastNow : until
         case .action(let uid, let until):
             return performed.firstIndex(where: { $0 == uid }) != nil ? lastNow : until
+        case .media(let command, let until):
+            return mediaCommands.firstIndex(where: { $0 == command }) != nil ? lastNow : until
         }
     }
 
@@ -199,6 +210,8 @@ struct ScenarioRunner: ~Copyable {
                 wait = .subscribed(until: now.advanced(byMs: timeoutMs ?? defaultWaitTimeoutMs))
             case .waitAction(let uid, let timeoutMs):
                 wait = .action(uid: uid, until: now.advanced(byMs: timeoutMs ?? defaultWaitTimeoutMs))
+            case .waitMedia(let command, let timeoutMs):
+                wait = .media(command: command, until: now.advanced(byMs: timeoutMs ?? defaultWaitTimeoutMs))
             default:
                 return (command, line)
             }
@@ -235,6 +248,15 @@ struct ScenarioRunner: ~Copyable {
             return now >= until ? .timedOut : .pending
         case .action(let uid, let until):
             if performed.removeAll(where: { $0 == uid }) > 0 { return .over }
+            return now >= until ? .timedOut : .pending
+        case .media(let command, let until):
+            var taken = false
+            mediaCommands.removeAll { written in
+                guard !taken, written == command else { return false }
+                taken = true
+                return true
+            }
+            if taken { return .over }
             return now >= until ? .timedOut : .pending
         }
     }

@@ -102,4 +102,23 @@ struct AMSCodecTests {
         #expect(AMSUUID.remoteCommand.wire[15] == 0x9B, "little-endian on the wire: the text's first byte last")
         #expect(AMSUUID.entityUpdate.wire[0] == 0x02)
     }
+
+    @Test("the phone's side: a command set encodes as one byte per command in ID order, and the list decodes back")
+    func commandSetEncodes() {
+        var set = RemoteCommandSet([.volumeDown, .play, .togglePlayPause])
+        var wire = set.encoded()
+        #expect(toHex((0..<wire.count).map { wire[$0] }) == "00 02 06")
+        #expect(RemoteCommandList(wire.span).available == set)
+        set.remove(.play)
+        wire = set.encoded()
+        #expect(toHex((0..<wire.count).map { wire[$0] }) == "02 06")
+        #expect(RemoteCommandSet().encoded().isEmpty)
+    }
+
+    @Test("commands are named as the specification spells them, lowercase and hyphenated")
+    func commandNames() {
+        #expect("\(RemoteCommandID.togglePlayPause.name)" == "toggle-play-pause")
+        #expect("\(RemoteCommandID.previousTrack.name)" == "previous-track")
+        #expect("\(RemoteCommandID.bookmarkTrack.name)" == "bookmark-track")
+    }
 }

@@ -111,4 +111,35 @@ struct CTSTests {
         #expect(DailyWindow(startMinute: 600, endMinute: 600) == nil)
         #expect(DailyWindow(startMinute: 1_440, endMinute: 10) == nil)
     }
+
+    @Test("the phone's side: Tuesday 2026-12-01 22:15:03 with a manual update and a zone change encodes as EA 07 0C 01 16 0F 03 02 00 05 and decodes back")
+    func currentTimeEncodes() throws {
+        let local = try #require(CivilDateTime(year: 2026, month: 12, day: 1, hour: 22, minute: 15, second: 3))
+        let time = CurrentTime(local: local, adjustReason: [.manualTimeUpdate, .timeZoneChange])
+        let wire = time.encoded()
+        #expect(toHex((0..<wire.count).map { wire[$0] }) == "EA 07 0C 01 16 0F 03 02 00 05")
+        #expect(try CurrentTime.decode(wire.span) == time)
+    }
+
+    @Test("the day of week is CTS's: 1970-01-01 a Thursday (4), 2026-12-01 a Tuesday (2), 2026-12-06 a Sunday (7), 1600-03-01 a Wednesday (3)")
+    func dayOfWeek() throws {
+        #expect(try #require(CivilDateTime(year: 1970, month: 1, day: 1, hour: 0, minute: 0, second: 0)).dayOfWeek == 4)
+        #expect(try #require(CivilDateTime(year: 2026, month: 12, day: 1, hour: 23, minute: 59, second: 59)).dayOfWeek == 2)
+        #expect(try #require(CivilDateTime(year: 2026, month: 12, day: 6, hour: 0, minute: 0, second: 0)).dayOfWeek == 7)
+        #expect(try #require(CivilDateTime(year: 1600, month: 3, day: 1, hour: 12, minute: 0, second: 0)).dayOfWeek == 3)
+    }
+
+    @Test("Local Time Information encodes UTC+1 as 04 00, UTC-3:45 as F1 00, summer time UTC+2 as 04 04, an unknown DST as FF")
+    func localTimeInformationEncodes() throws {
+        func wire(_ info: LocalTimeInformation) -> String {
+            let bytes = info.encoded()
+            return toHex((0..<bytes.count).map { bytes[$0] })
+        }
+        #expect(wire(LocalTimeInformation(timeZoneMin: 60, dstMin: 0)) == "04 00")
+        #expect(wire(LocalTimeInformation(timeZoneMin: -225, dstMin: 0)) == "F1 00")
+        #expect(wire(LocalTimeInformation(timeZoneMin: 60, dstMin: 60)) == "04 04")
+        #expect(wire(LocalTimeInformation(timeZoneMin: 0, dstMin: nil)) == "00 FF")
+        let back = LocalTimeInformation(timeZoneMin: -225, dstMin: 30).encoded()
+        #expect(try LocalTimeInformation.decode(back.span) == LocalTimeInformation(timeZoneMin: -225, dstMin: 30))
+    }
 }

@@ -46,6 +46,48 @@ struct PhoneAllocationTests {
         #expect(phone.notificationCount == 0)
     }
 
+    @Test("AMS and CTS: a Remote Command toggling the player, its PlaybackInfo notification, `media` and `time` lines, Current Time read and notified, the events formatted: no allocation")
+    func mediaAndClock() throws {
+        var phone = PhoneCore(config: .serverOnly())
+        phone.linkUp(now: Instant(ms: 0))
+        for subscribe in ["12 23 00 01 00", "12 26 00 01 00", "12 25 00 00 01", "12 33 00 01 00"] { _ = phone.exchange(subscribe) }
+        _ = phone.takeEvents()
+        let toggle = hex("12 22 00 02")
+        let readTime = hex("0A 32 00")
+        let media = Array("media unavailable".utf8)
+        let play = Array("media play".utf8)
+        let time = Array("time 2026-12-24T18:30:00+01:00".utf8)
+        var out = ByteBuffer(capacity: 600)
+        var line = ByteBuffer(capacity: 300)
+        var sent = 0
+        var failures = 0
+        var now = Instant(ms: 0)
+        let perRound = allocationsPerRound(rounds: 200) {
+            now = now.advanced(byMs: 10)
+            phone.receive(toggle.span, now: now)
+            while phone.popOutgoing(into: &out) { sent += 1 }
+            phone.receive(readTime.span, now: now)
+            while phone.popOutgoing(into: &out) { sent += 1 }
+            do {
+                try phone.command(media.span, now: now)
+                while phone.popOutgoing(into: &out) { sent += 1 }
+                try phone.command(play.span, now: now)
+                while phone.popOutgoing(into: &out) { sent += 1 }
+                try phone.command(time.span, now: now)
+            } catch {
+                failures += 1
+            }
+            while phone.popOutgoing(into: &out) { sent += 1 }
+            while let event = phone.nextEvent() { event.write(into: &line) }
+        }
+        #expect(perRound == 0)
+        #expect(failures == 0)
+        // The warm-up and 200 counted rounds, each: the toggle's Write
+        // Response and PlaybackInfo, the read's response, the command list
+        // and PlaybackInfo twice (unavailable, back), Current Time notified.
+        #expect(sent == 201 * 8)
+    }
+
     @Test("long Control Point commands at MTU 23 (Prepare Write, Execute Write) from the wearable's PhoneLink to the phone and the answers: no allocation")
     func longWritesAtMTU23() throws {
         // 17 apps with identifiers too long for one Write Request at MTU 23,

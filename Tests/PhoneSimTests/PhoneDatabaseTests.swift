@@ -17,12 +17,14 @@ struct PhoneDatabaseTests {
         return p
     }
 
-    @Test("primary services: GAP and GATT (16-bit), then ANCS (128-bit) in its own response, then Attribute Not Found")
+    @Test("primary services: GAP and GATT (16-bit), then ANCS and AMS (128-bit) each in its own response, CTS, then Attribute Not Found")
     func primaryServices() {
         var p = phone()
         #expect(p.exchange("10 01 00 FF FF 00 28") == ["11 06 01 00 05 00 00 18 06 00 09 00 01 18"])
         #expect(p.exchange("10 0A 00 FF FF 00 28") == ["11 14 10 00 18 00 " + Wire.ancs])
-        #expect(p.exchange("10 19 00 FF FF 00 28") == ["01 10 19 00 0A"])
+        #expect(p.exchange("10 19 00 FF FF 00 28") == ["11 14 20 00 28 00 " + Wire.ams])
+        #expect(p.exchange("10 29 00 FF FF 00 28") == ["11 06 30 00 35 00 05 18"])
+        #expect(p.exchange("10 36 00 FF FF 00 28") == ["01 10 36 00 0A"])
         #expect(p.exchange("10 01 00 FF FF 01 28") == ["01 10 01 00 0A"], "no secondary services")
     }
 
@@ -89,7 +91,7 @@ struct PhoneDatabaseTests {
         #expect(p.exchange("12 03 00 41") == ["01 12 03 00 03"])
         #expect(p.exchange("12 12 00 01 00") == ["01 12 12 00 03"])
         #expect(p.exchange("12 09 00 02") == ["01 12 09 00 0D"])
-        #expect(p.exchange("12 30 00 01 00") == ["01 12 30 00 01"])
+        #expect(p.exchange("12 40 00 01 00") == ["01 12 40 00 01"])
         #expect(p.exchange("0E 03 00 05 00") == ["01 0E 00 00 06"], "Read Multiple is not supported")
         #expect(p.exchange("0A 03") == ["01 0A 00 00 04"], "a malformed request is Invalid PDU")
     }
@@ -147,9 +149,9 @@ struct PhoneDatabaseTests {
         try p.run("remove-ancs")
         #expect(p.ancsPresent == false)
         #expect(p.exchange("06 01 00 FF FF 00 28 " + Wire.ancs) == ["01 06 01 00 0A"])
-        #expect(p.exchange("10 0A 00 FF FF 00 28") == ["01 10 0A 00 0A"])
+        #expect(p.exchange("10 0A 00 1F 00 00 28") == ["01 10 0A 00 0A"])
         #expect(p.exchange("0A 12 00") == ["01 0A 12 00 01"])
-        #expect(p.exchange("04 0A 00 FF FF") == ["01 04 0A 00 0A"])
+        #expect(p.exchange("04 0A 00 1F 00") == ["01 04 0A 00 0A"])
         try p.run("add-ancs")
         #expect(p.exchange("06 01 00 FF FF 00 28 " + Wire.ancs) == ["07 10 00 18 00"])
     }
