@@ -171,28 +171,6 @@ extension CTSError {
     }
 }
 
-extension RemoteCommandID {
-    /// The specification's name, lower-case and hyphenated.
-    var name: StaticString {
-        switch self {
-        case .play: "play"
-        case .pause: "pause"
-        case .togglePlayPause: "toggle-play-pause"
-        case .nextTrack: "next-track"
-        case .previousTrack: "previous-track"
-        case .volumeUp: "volume-up"
-        case .volumeDown: "volume-down"
-        case .advanceRepeatMode: "advance-repeat-mode"
-        case .advanceShuffleMode: "advance-shuffle-mode"
-        case .skipForward: "skip-forward"
-        case .skipBackward: "skip-backward"
-        case .likeTrack: "like-track"
-        case .dislikeTrack: "dislike-track"
-        case .bookmarkTrack: "bookmark-track"
-        }
-    }
-}
-
 extension MediaCommandResult {
     var text: StaticString {
         switch self {
