@@ -136,6 +136,14 @@ public struct Reporter: ~Copyable, EventSink {
                 finish()
             }
             logLine(.info) { $0.append(text: "media "); $0.append(text: command.name); $0.append(text: ": "); $0.append(text: result.text) }
+        case .quietHours(let state):
+            switch state {
+            case .on: stateChange("quiet", "on", reason: nil, level: .info, now: now)
+            case .off: stateChange("quiet", "off", reason: nil, level: .info, now: now)
+            case .timeUnknown: stateChange("quiet", "off", reason: "time-unknown", level: .notice, now: now)
+            }
+        case .phoneLost(let lost):
+            stateChange("phone", lost ? "lost" : "back", reason: nil, level: .notice, now: now)
         case .ringLimited(let uid):
             if hasEvents {
                 begin("alert", now: now)

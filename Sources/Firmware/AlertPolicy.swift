@@ -35,9 +35,15 @@
 //   category is above zero.
 // - Waiting for permission: the policy's `waiting-permission` feedback plays
 //   until subscribed or the link ends.
+// - Quiet hours (`quiet` lines, by the phone's clock from CTS): an alert
+//   whose category (and Important flag) the window does not allow neither
+//   flashes nor buzzes, from its category's alert or a rule alike; the
+//   unread indicator still shows. While the phone's time is unknown quiet
+//   hours do not apply. The wearable's own feedback is not quieted.
 
 import ANCS
 import Bounded
+import CTS
 import Config
 import Feedback
 
@@ -106,6 +112,8 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     private var permissionShown = false
     private let motorMask: UInt64
     private let steadyOn: Pattern
+    /// The phone's local time, as its latest time event said.
+    private(set) var clock = PhoneClock()
 
     init(config: WearableConfig) {
         // The fixed tables' sizes against what a board and the protocol allow.
@@ -162,6 +170,8 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
             updateUnread(now: now)
         case .command(let result):
             commandFinished(result, session: &session, now: now)
+        case .time(.learned(let clock, _)):
+            self.clock = clock
         case .media(.commandEnded(_, let result)):
             switch result {
             case .phoneError, .interrupted: feedback(policy.actionFailed, now: now)
@@ -441,6 +451,12 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     /// Plays `outputs` for `record`: as its lasting alert when the category
     /// alerts until removed, else once; Silent leaves out the motors.
     private mutating func sound(_ record: NotificationRecord, _ outputs: [OutputPattern], priority: UInt8, untilRemoved: Bool, now: Instant) {
+        if !policy.quietHours.isEmpty,
+            !policy.quietAllows(record.category, important: record.flags.contains(.important), minuteOfDay: clock.local(at: now)?.minuteOfDay)
+        {
+            counters.alertsQuieted &+= 1
+            return
+        }
         let silent = record.flags.contains(.silent)
         if untilRemoved {
             sustain(record.uid, outputs, priority: priority, silent: silent, replayed: record.flags.contains(.preExisting), now: now)

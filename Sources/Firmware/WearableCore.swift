@@ -40,6 +40,11 @@ public enum FirmwareEvent: Equatable, Sendable {
     case ringLimited(uid: UInt32)
     /// A media press (AMS Remote Command) ended: sent, or why not.
     case media(command: RemoteCommandID, result: MediaCommandResult)
+    /// Quiet hours began or ended, or cannot apply (time unknown).
+    case quietHours(QuietHoursState)
+    /// The known phone stayed away for `phone-lost-ms` (true), or came
+    /// back after that (false).
+    case phoneLost(Bool)
     case rejected(what: Name, reason: Name)
     case stopping(reason: Name)
     /// The bond file could not be written (or the bonds not serialised);
@@ -118,6 +123,8 @@ public struct WearableCounters: Equatable, Sendable {
     /// Notifications without PreExisting taken as replay (no alert, no fetch)
     /// because they came within `replayWindowMs` of subscribing.
     public var unflaggedReplays: UInt64 = 0
+    /// Alerts quiet hours kept from flashing or buzzing.
+    public var alertsQuieted: UInt64 = 0
     public init() {}
 }
 
@@ -139,6 +146,10 @@ public struct WearableCore: ~Copyable {
     private var applied: FixedArray<Bool>
     /// A link was encrypted before (the bond, when there is no controller).
     private var peerWasEncrypted = false
+    private var quiet = QuietHoursWatch()
+    private var phoneWatch: PhoneLostWatch
+    /// Stopping (shutdown): a link that ends now does not mean the phone left.
+    private var stopping = false
 
     public init(config: WearableConfig, bonds: consuming BondStore = BondStore()) {
         board = config.board
@@ -147,6 +158,7 @@ public struct WearableCore: ~Copyable {
         phone = PhoneLink(config: config.link)
         controller = Controller(config: config.controller, bonds: bonds)
         alerts = AlertPolicy(config: config)
+        phoneWatch = PhoneLostWatch(timeoutMs: config.policy.phoneLostMs)
         let outputs = max(1, config.board.outputs.count)
         buttons = ButtonRouter(board: config.board, policy: config.policy)
         changes = RingBuffer(capacity: 2 * outputs, policy: .refuseNewest)
@@ -170,12 +182,26 @@ public struct WearableCore: ~Copyable {
             ? !controller.bonds.isEmpty && !controller.isPairingMode : peerWasEncrypted
         alerts.pairingMode = controller.isPairingMode
         phone.linkUp(now: now, bonded: bonded, handler: &alerts, effects: &effects)
+        // Without a controller the simulated phone is the only phone: once
+        // one has subscribed, every link is its (Bluetooth waits for the
+        // controller to say the peer is bonded).
+        if !controller.config.enabled, phoneKnown { phoneConnected(now: now, into: &effects) }
         applyPatterns(now: now, into: &effects)
+    }
+
+    /// A phone subscribed on some link (the UNIX link's "bonded phone").
+    private var phoneKnown = false
+
+    private mutating func phoneConnected<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
+        guard phoneWatch.phoneConnected() else { return }
+        emit(.phoneLost(false), now: now, into: &effects)
+        alerts.feedback(policy.phoneBack, now: now)
     }
 
     public mutating func linkDown<S: EventSink & ~Copyable>(reason: EndReason, now: Instant, into effects: inout Effects<S>) {
         alerts.pairingMode = controller.isPairingMode
         phone.linkDown(reason: reason, now: now, handler: &alerts, effects: &effects)
+        phoneWatch.linkEnded(now: now, excused: controller.isPairingMode || stopping)
         applyPatterns(now: now, into: &effects)
     }
 
@@ -219,10 +245,12 @@ public struct WearableCore: ~Copyable {
             switch event {
             case .pairingMode(let on, _):
                 if on { alerts.showPairing(now: now) } else { alerts.stopPairing(now: now) }
+                if on { phoneWatch.cancel() }
             case .consent, .controllerGone:
                 if !controller.isPairingMode { alerts.stopPairing(now: now) }
             case .connected(bonded: true, _):
                 phone.peerBonded(now: now)
+                phoneConnected(now: now, into: &effects)
             default:
                 break
             }
@@ -245,6 +273,8 @@ public struct WearableCore: ~Copyable {
             buttons.edge(button: button, pressed: pressed, at: at)
             handleGestures(now: now, into: &effects)
         case .stop(let reason):
+            stopping = true
+            phoneWatch.cancel()
             emit(.stopping(reason: reason), now: now, into: &effects)
         case .rejected(let what, let reason):
             emit(.rejected(what: what, reason: reason), now: now, into: &effects)
@@ -255,7 +285,8 @@ public struct WearableCore: ~Copyable {
     // MARK: Time
 
     public var deadline: Instant? {
-        earliest(earliest(earliest(phone.deadline, alerts.deadline), buttons.deadline), controller.deadline)
+        let next = earliest(earliest(earliest(phone.deadline, alerts.deadline), buttons.deadline), controller.deadline)
+        return earliest(earliest(next, quiet.deadline), phoneWatch.deadline)
     }
 
     public mutating func advance<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
@@ -270,6 +301,10 @@ public struct WearableCore: ~Copyable {
         for _ in 0..<alerts.lastingAlertCount {
             guard let uid = alerts.nextRingLimit(now: now) else { break }
             emit(.ringLimited(uid: uid), now: now, into: &effects)
+        }
+        if phoneWatch.advance(now: now) {
+            emit(.phoneLost(true), now: now, into: &effects)
+            alerts.feedback(policy.phoneLost, now: now)
         }
         buttons.advance(now: now)
         handleGestures(now: now, into: &effects)
@@ -339,6 +374,10 @@ public struct WearableCore: ~Copyable {
     // MARK: Outputs
 
     private mutating func applyPatterns<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
+        if !phoneKnown, phone.state == .live { phoneKnown = true; phoneWatch.markPhone() }
+        if !policy.quietHours.isEmpty, let state = quiet.update(policy: policy, clock: alerts.clock, now: now) {
+            emit(.quietHours(state), now: now, into: &effects)
+        }
         alerts.levels(now: now, into: &changes)
         while let change = changes.popFirst() {
             let on = change.level == .on
