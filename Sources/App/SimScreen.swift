@@ -12,6 +12,11 @@ struct SimScreen {
     private(set) var present: [String] = []
     private var lines: [(name: String, on: Bool)] = []
     private var session = "starting"
+    /// The phone's player as AMS says: ▶ playing, ❚❚ paused, blank unknown.
+    private var media = ""
+    /// The phone's local time when last learned (CTS), and quiet hours.
+    private var time = ""
+    private var quiet = ""
     private var recent: [String] = []
     private var t0: Int64? = nil
 
@@ -62,6 +67,28 @@ struct SimScreen {
             remember("\(stamp(e)) action \(e["action"] ?? "") on uid \(e["uid"] ?? ""): \(e["result"] ?? "")")
         case "alert":
             remember("\(stamp(e)) alert uid \(e["uid"] ?? ""): \(e["state"] ?? "")")
+        case "media":
+            if let state = e["state"] {
+                switch state {
+                case "playing": media = "▶ playing"
+                case "paused": media = "❚❚ paused"
+                case "no-player": media = "no player"
+                case "absent": media = "no AMS"
+                default: media = state
+                }
+                remember("\(stamp(e)) media \(state)")
+            } else {
+                remember("\(stamp(e)) media \(e["command"] ?? ""): \(e["result"] ?? "")")
+            }
+        case "time":
+            time = e["local"].map { "phone time " + $0 } ?? "time unknown"
+            remember("\(stamp(e)) time \(e["local"] ?? e["state"] ?? "")" + (e["utc_offset_min"].map { " (UTC offset \($0) min)" } ?? "")
+                + (e["reason"].map { " (\($0))" } ?? ""))
+        case "quiet":
+            quiet = e["state"] == "on" ? "quiet hours" : ""
+            remember("\(stamp(e)) quiet \(e["state"] ?? "")" + (e["reason"].map { " (\($0))" } ?? ""))
+        case "phone":
+            remember("\(stamp(e)) phone \(e["state"] ?? "")")
         case "attributes":
             let title = e["Title"].map { " \"\($0)\"" } ?? ""
             remember("\(stamp(e)) attributes uid \(e["uid"] ?? e["app"] ?? "")\(title)")
@@ -78,7 +105,9 @@ struct SimScreen {
         guard interactive else { return "" }
         let esc = "\u{1B}["
         var out = esc + "H" + esc + "2J"
-        out += esc + "1mWristlink simulator" + esc + "0m    session: " + esc + "1m" + session + esc + "0m\n\n"
+        out += esc + "1mWristlink simulator" + esc + "0m    session: " + esc + "1m" + session + esc + "0m"
+        for extra in [media, time, quiet] where !extra.isEmpty { out += "    " + extra }
+        out += "\n\n"
         var board = "  "
         for line in lines {
             let lit: String
@@ -93,7 +122,7 @@ struct SimScreen {
             board += "\(line.name) \(lit)    "
         }
         out += (lines.isEmpty ? "  (all outputs off)" : board) + "\n\n"
-        out += esc + "2m  a/A accept short/long   r/R reject short/long (R while ringing: silence)   c call   m message   e email   x remove   q quit" + esc + "0m\n\n"
+        out += esc + "2m  a/A accept short/long (A: play/pause)   r/R reject short/long (R: next track; while ringing: silence)   c call   m message   e email   x remove   q quit" + esc + "0m\n\n"
         for r in recent { out += "  " + String(r.prefix(columns - 3)) + "\n" }
         if final { out += "\n" }
         return out
