@@ -49,12 +49,13 @@ struct QuietHoursWatch: Equatable {
     /// Milliseconds from `minute:second` of the day to the next start or
     /// end of any window (at most a day).
     static func msToNextEdge(_ windows: [QuietHours], minute: Int, second: Int) -> Int64 {
+        func ahead(_ edge: Int) -> Int {
+            let minutes = (edge - minute + 1_440) % 1_440
+            return minutes == 0 ? 1_440 : minutes
+        }
         var minutes = 1_440
-        for quiet in windows {
-            for edge in [quiet.window.startMinute, quiet.window.endMinute] {
-                let ahead = (edge - minute + 1_440) % 1_440
-                minutes = min(minutes, ahead == 0 ? 1_440 : ahead)
-            }
+        for i in 0..<windows.count {
+            minutes = min(minutes, ahead(windows[i].window.startMinute), ahead(windows[i].window.endMinute))
         }
         return Int64(minutes * 60 - second) * 1_000
     }

@@ -1,5 +1,6 @@
 import ANCS
 import Bounded
+import Config
 import Firmware
 import TestSupport
 import Testing
@@ -58,6 +59,45 @@ struct CoreAllocationTests {
         #expect(fewestLineChanges == mostLineChanges)
     }
 
+    /// The phone's clock known (CTS), quiet hours on, AMS up: a message
+    /// quietened, a call let through, a PlaybackInfo change, a media press
+    /// and its answer, a Current Time notification, and the clock running
+    /// past a window edge.
+    @Test("quiet hours, the phone's clock and media presses allocate nothing")
+    func quietHoursClockAndMedia() throws {
+        var rig = CoreRig(policy: try mediaPolicyWithQuiet(), companions: true)
+        let up = rig.play(CompanionWire.all)
+        #expect(up)
+        rig.phone(CompanionWire.commandsAvailable)
+        var out = ByteBuffer(capacity: 600)
+        var tally = Tally()
+        rig.effects.sink.keepsEvents = false
+        let message = hex("1B 0D 00 00 00 04 01") + le32(500), messageGone = hex("1B 0D 00 02 00 04 00") + le32(500)
+        let callAdded = hex("1B 0D 00 00 18 01 01") + le32(501), callGone = hex("1B 0D 00 02 00 01 00") + le32(501)
+        let playing = hex(CompanionWire.playing), paused = hex(CompanionWire.paused)
+        let timeNotified = hex("1B 32 00 EA 07 0C 01 16 0F 03 02 00 01")
+        let writeResponse = hex("13")
+        let pdus = [message, messageGone, callAdded, callGone, playing, paused, timeNotified]
+        let perRound = allocationsPerRound(rounds: 10) {
+            for pdu in pdus {
+                rig.now = rig.now.advanced(byMs: 1)
+                rig.core.receive(pdu.span, now: rig.now, into: &rig.effects)
+                drain(&rig, &out, &tally)
+            }
+            rig.core.input(.edge(button: 0, pressed: true, at: rig.now), now: rig.now, into: &rig.effects)
+            rig.now = rig.now.advanced(byMs: 1_000)
+            rig.core.advance(now: rig.now, into: &rig.effects)
+            rig.core.input(.edge(button: 0, pressed: false, at: rig.now), now: rig.now, into: &rig.effects)
+            drain(&rig, &out, &tally)
+            rig.core.receive(writeResponse.span, now: rig.now, into: &rig.effects)
+            rig.now = rig.now.advanced(byMs: 120_000)
+            rig.core.advance(now: rig.now, into: &rig.effects)
+            drain(&rig, &out, &tally)
+        }
+        #expect(perRound == 0)
+        #expect(rig.core.counters.alertsQuieted > 0, "the messages were quietened")
+    }
+
     private struct Tally {
         var lineChanges = 0
     }
@@ -71,3 +111,10 @@ struct CoreAllocationTests {
 }
 
 private func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * UInt32($0))) } }
+
+/// The media long presses and a window around the scripted phone's 22:15.
+private func mediaPolicyWithQuiet() throws -> PolicyConfig {
+    var policy = try shippedPolicy(replacing: "", with: "", adding: "\nquiet 22:00-23:00\n")
+    policy.longPress = [.media(.togglePlayPause), .media(.nextTrack)]
+    return policy
+}
