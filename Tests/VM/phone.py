@@ -9,7 +9,10 @@ One process, two Bumble controllers on one LocalLink:
 The "iPhone" is a GATT server with GAP, GATT (Service Changed) and ANCS
 (Notification Source, Control Point, Data Source; every ANCS CCCD write and
 every Control Point write answers ATT error 0x05 Insufficient Authentication
-until the link is encrypted). It is a central: it scans for an advertisement
+until the link is encrypted). Beside ANCS it serves the Apple Media Service (AMS: Remote Command, Entity
+Update, Entity Attribute; a player that is playing) and the Current Time
+Service (CTS: a fixed local time, 2026-12-01T22:15:03 at UTC+1), both behind
+an encrypted link too. It is a central: it scans for an advertisement
 carrying the ANCS UUID in AD type 0x15 (List of 128-bit Service Solicitation
 UUIDs), connects, pairs (LE Secure Connections, bonding) when the peripheral
 sends an SMP Security Request, and re-encrypts with the stored bond on
@@ -18,7 +21,8 @@ reconnection. It follows a JSON scenario (see DEFAULT_SCENARIO and NOTES.md).
 Results (all in --results DIR):
   phone.log          Bumble + phone log
   events.jsonl       one JSON object per event (connected, paired, subscribed,
-                     ns_sent, cp_write, cp_error, ds_sent, disconnected, ...)
+                     ns_sent, cp_write, cp_error, ds_sent, ams_command,
+                     ams_entity_sent, cts_read, disconnected, ...)
   cp_writes.txt      every Control Point write, hex, one per line
   phone-summary.json final state and whether every step of the scenario passed
 
@@ -30,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import datetime
 import json
 import logging
 import os
@@ -68,6 +73,27 @@ CATEGORIES = {"other": 0, "incoming_call": 1, "missed_call": 2, "voicemail": 3,
 ERR_UNKNOWN_COMMAND, ERR_INVALID_COMMAND, ERR_INVALID_PARAMETER, ERR_ACTION_FAILED = (
     0xA0, 0xA1, 0xA2, 0xA3)
 ATT_INSUFFICIENT_AUTHENTICATION = 0x05
+
+# Apple Media Service (docs/ams.md): the phone is the Media Source.
+AMS_SERVICE = "89D3502B-0F36-433A-8EF4-C502AD55F8DC"
+AMS_REMOTE_COMMAND = "9B3C81D8-57B1-4A8A-B8DF-0E56F7CA51C2"
+AMS_ENTITY_UPDATE = "2F7CABCE-808D-411F-9A0C-BB92BA96C102"
+AMS_ENTITY_ATTRIBUTE = "C6B2F38C-23AB-46D8-A6AB-A3A870BBD5D7"
+AMS_INVALID_STATE, AMS_INVALID_COMMAND, AMS_ABSENT_ATTRIBUTE = 0xA0, 0xA1, 0xA2
+# RemoteCommandID: Play 0, Pause 1, TogglePlayPause 2, NextTrack 3,
+# PreviousTrack 4, VolumeUp 5, VolumeDown 6: what the phone lists.
+AMS_COMMANDS = bytes([0, 1, 2, 3, 4, 5, 6])
+AMS_PLAYER, AMS_QUEUE, AMS_TRACK = 0, 1, 2
+AMS_PLAYBACK_INFO = 1  # Player attribute
+AMS_TRUNCATED = 0x01   # EntityUpdateFlags bit 0
+# Current Time Service (docs/cts.md): the phone's clock, fixed here so that a
+# case can check what the wearable learned: Tuesday 2026-12-01 22:15:03,
+# UTC+1 (zone +4 quarter hours, standard time).
+CTS_SERVICE = 0x1805
+CTS_CURRENT_TIME = 0x2A2B
+CTS_LOCAL_TIME_INFORMATION = 0x2A0F
+PHONE_LOCAL_TIME = (2026, 12, 1, 22, 15, 3)
+PHONE_TIME_ZONE_QUARTERS, PHONE_DST = 4, 0
 
 # Attribute IDs that carry a 2-byte max length in Get Notification Attributes
 NOTIF_ATTR_WITH_LEN = {1, 2, 3}
@@ -274,6 +300,22 @@ class Phone:
             n = self.make_notification(spec)
             self.notifications[n.uid] = n
         self.build_ancs()
+        # AMS and CTS, as an iPhone offers them to a bonded accessory; a
+        # scenario may leave either out ("ams": false, "cts": false).
+        self.has_ams = bool(scenario.get("ams", True))
+        self.has_cts = bool(scenario.get("cts", True))
+        self.playing = bool(scenario.get("media_playing", True))
+        self.media_values = {
+            AMS_PLAYER: {0: b"Music", 2: b"0.5"},
+            AMS_QUEUE: {0: b"2", 1: b"12", 2: b"0", 3: b"0"},
+            AMS_TRACK: {0: b"The Wristlinks", 1: b"Sans-IO", 2: b"Bounded Buffers", 3: b"215.0"},
+        }
+        # Per link: the attributes the wearable asked for, per entity, and
+        # the Entity Attribute it chose.
+        self.ams_wanted: dict[int, bytes] = {}
+        self.ams_attribute: tuple[int, int] | None = None
+        self.build_ams()
+        self.build_cts()
         device.on("characteristic_subscription", self.on_subscription)
         device.on("connection", self.on_connection)
 
@@ -309,6 +351,38 @@ class Phone:
         self.ns.descriptors = [self.secured_cccd(self.ns)]
         self.ds.descriptors = [self.secured_cccd(self.ds)]
         self.ancs = gatt.Service(ANCS_SERVICE, [self.ns, self.cp, self.ds])
+
+    def build_ams(self) -> None:
+        """AMS: Remote Command (write, notify), Entity Update (write,
+        notify), Entity Attribute (read, write); every value and CCCD needs
+        an encrypted link."""
+        P = gatt.Characteristic.Properties
+        self.rc = gatt.Characteristic(
+            AMS_REMOTE_COMMAND, P.WRITE | P.NOTIFY, gatt.Characteristic.WRITEABLE,
+            gatt.CharacteristicValue(write=self.on_rc_write))
+        self.eu = gatt.Characteristic(
+            AMS_ENTITY_UPDATE, P.WRITE | P.NOTIFY, gatt.Characteristic.WRITEABLE,
+            gatt.CharacteristicValue(write=self.on_eu_write))
+        self.ea = gatt.Characteristic(
+            AMS_ENTITY_ATTRIBUTE, P.READ | P.WRITE,
+            gatt.Characteristic.READABLE | gatt.Characteristic.WRITEABLE,
+            gatt.CharacteristicValue(read=self.on_ea_read, write=self.on_ea_write))
+        self.rc.descriptors = [self.secured_cccd(self.rc)]
+        self.eu.descriptors = [self.secured_cccd(self.eu)]
+        self.ams = gatt.Service(AMS_SERVICE, [self.rc, self.eu, self.ea])
+
+    def build_cts(self) -> None:
+        """CTS: Current Time (read, notify) and Local Time Information
+        (read), behind an encrypted link."""
+        P = gatt.Characteristic.Properties
+        self.ct = gatt.Characteristic(
+            core.UUID.from_16_bits(CTS_CURRENT_TIME), P.READ | P.NOTIFY, gatt.Characteristic.READABLE,
+            gatt.CharacteristicValue(read=self.on_ct_read))
+        self.lti = gatt.Characteristic(
+            core.UUID.from_16_bits(CTS_LOCAL_TIME_INFORMATION), P.READ, gatt.Characteristic.READABLE,
+            gatt.CharacteristicValue(read=self.on_lti_read))
+        self.ct.descriptors = [self.secured_cccd(self.ct)]
+        self.cts = gatt.Service(core.UUID.from_16_bits(CTS_SERVICE), [self.ct, self.lti])
 
     def add_ancs(self) -> tuple[int, int]:
         # ANCS is always the last service, so Bumble's next_handle()
@@ -399,8 +473,9 @@ class Phone:
 
     # -- event handlers -------------------------------------------------------
     def on_subscription(self, bearer, characteristic, notify: bool, indicate: bool) -> None:
-        name = {id(self.ns): "notification_source", id(self.ds): "data_source"}.get(
-            id(characteristic))
+        name = {id(self.ns): "notification_source", id(self.ds): "data_source",
+                id(self.rc): "remote_command", id(self.eu): "entity_update",
+                id(self.ct): "current_time"}.get(id(characteristic))
         if name is None and characteristic is self.device.gatt_service.service_changed_characteristic:
             name = "service_changed"
         self.rec.event("subscription", characteristic=name or str(characteristic.uuid),
@@ -413,6 +488,9 @@ class Phone:
                 self.replay_task = asyncio.create_task(self.replay_existing(snapshot))
             elif not notify:
                 self.end_session("unsubscribed")
+        elif characteristic is self.rc and notify:
+            # The commands available now, as iOS sends them on subscription.
+            asyncio.create_task(self.send_ams_later(self.rc, AMS_COMMANDS, "ams_commands_sent"))
 
     def on_cp_write(self, connection, value: bytes) -> None:
         self.require_encryption(connection)
@@ -501,8 +579,125 @@ class Phone:
         await asyncio.sleep(0.05)
         await self.send_ns(EV_REMOVED, n)
 
+    # -- AMS (docs/ams.md) ------------------------------------------------------
+    def subscribed(self, characteristic) -> bool:
+        """Whether the wearable has notifications of `characteristic` on."""
+        if self.connection is None:
+            return False
+        cccd = self.device.gatt_server.subscribers.get(self.connection, {}).get(characteristic.handle)
+        return bool(cccd) and len(cccd) == 2 and bool(cccd[0] & 0x01)
+
+    def playback_info(self) -> bytes:
+        return b"1,1.0,12.5" if self.playing else b"0,0.0,12.5"
+
+    def entity_value(self, entity: int, attribute: int) -> bytes | None:
+        """An entity's attribute, None when the entity lacks it."""
+        if entity == AMS_PLAYER and attribute == AMS_PLAYBACK_INFO:
+            return self.playback_info()
+        return self.media_values.get(entity, {}).get(attribute)
+
+    def ams_error(self, code: int, what: str, value: bytes, why: str):
+        self.rec.event("ams_error", what=what, code=f"0x{code:02X}", hex=value.hex(), reason=why)
+        raise att.ATT_Error(error_code=code)
+
+    def on_rc_write(self, connection, value: bytes) -> None:
+        """A Remote Command: recorded (`ams_command`), carried out,
+        answered with a Write Response; a changed PlaybackInfo is notified
+        when the wearable asked for it."""
+        self.require_encryption(connection)
+        self.rec.event("ams_command", hex=value.hex())
+        if len(value) != 1:
+            self.ams_error(AMS_INVALID_COMMAND, "remote_command", value, "not one byte")
+        command = value[0]
+        if command not in AMS_COMMANDS:
+            self.ams_error(AMS_INVALID_COMMAND, "remote_command", value, "not available")
+        was = self.playing
+        if command == 0:
+            self.playing = True
+        elif command == 1:
+            self.playing = False
+        elif command == 2:
+            self.playing = not self.playing
+        if self.playing != was and AMS_PLAYBACK_INFO in self.ams_wanted.get(AMS_PLAYER, b""):
+            asyncio.create_task(self.send_entity_later([(AMS_PLAYER, AMS_PLAYBACK_INFO)]))
+
+    def on_eu_write(self, connection, value: bytes) -> None:
+        """An Entity Update: EntityID, then the AttributeIDs wanted; answered,
+        then each attribute's current value notified."""
+        self.require_encryption(connection)
+        self.rec.event("ams_entity_update", hex=value.hex())
+        if not self.subscribed(self.eu):
+            self.ams_error(AMS_INVALID_STATE, "entity_update", value, "notifications off")
+        if len(value) < 2:
+            self.ams_error(AMS_INVALID_COMMAND, "entity_update", value, "too short")
+        entity, attributes = value[0], bytes(value[1:])
+        if any(self.entity_value(entity, a) is None for a in attributes):
+            self.ams_error(AMS_ABSENT_ATTRIBUTE, "entity_update", value, "no such entity or attribute")
+        self.ams_wanted[entity] = attributes
+        asyncio.create_task(self.send_entity_later([(entity, a) for a in attributes]))
+
+    def on_ea_write(self, connection, value: bytes) -> None:
+        self.require_encryption(connection)
+        self.rec.event("ams_entity_attribute", hex=value.hex())
+        if not self.subscribed(self.eu):
+            self.ams_error(AMS_INVALID_STATE, "entity_attribute", value, "notifications off")
+        if len(value) != 2:
+            self.ams_error(AMS_INVALID_COMMAND, "entity_attribute", value, "not two bytes")
+        if self.entity_value(value[0], value[1]) is None:
+            self.ams_error(AMS_ABSENT_ATTRIBUTE, "entity_attribute", value, "no such entity or attribute")
+        self.ams_attribute = (value[0], value[1])
+
+    def on_ea_read(self, connection) -> bytes:
+        self.require_encryption(connection)
+        found = self.entity_value(*self.ams_attribute) if self.ams_attribute else None
+        if not found:
+            raise att.ATT_Error(error_code=AMS_ABSENT_ATTRIBUTE)
+        return found
+
+    async def send_ams_later(self, characteristic, value: bytes, event: str) -> None:
+        await asyncio.sleep(0.05)  # the Write Response first
+        if self.connection is None:
+            return
+        try:
+            await self.device.notify_subscriber(self.connection, characteristic, value)
+        except Exception as e:  # noqa: BLE001
+            self.rec.event(event.replace("_sent", "_failed"), error=repr(e))
+            return
+        self.rec.event(event, hex=value.hex())
+
+    async def send_entity_later(self, wanted: list[tuple[int, int]]) -> None:
+        """Entity Update notifications: EntityID, AttributeID, flags, the
+        value as text, cut to the MTU and flagged Truncated."""
+        for entity, attribute in wanted:
+            value = self.entity_value(entity, attribute) or b""
+            room = (self.connection.att_mtu - 3 - 3) if self.connection is not None else len(value)
+            flags = AMS_TRUNCATED if len(value) > room else 0
+            await self.send_ams_later(self.eu, bytes([entity, attribute, flags]) + value[:room],
+                                      "ams_entity_sent")
+
+    # -- CTS (docs/cts.md) ------------------------------------------------------
+    @staticmethod
+    def current_time_value(adjust_reason: int = 0) -> bytes:
+        year, month, day, hours, minutes, seconds = PHONE_LOCAL_TIME
+        weekday = datetime.date(year, month, day).isoweekday()  # 1 Monday ... 7 Sunday
+        return struct.pack("<HBBBBBBBB", year, month, day, hours, minutes, seconds, weekday, 0,
+                           adjust_reason)
+
+    def on_ct_read(self, connection) -> bytes:
+        self.require_encryption(connection)
+        value = self.current_time_value()
+        self.rec.event("cts_read", what="current_time", hex=value.hex())
+        return value
+
+    def on_lti_read(self, connection) -> bytes:
+        self.require_encryption(connection)
+        value = struct.pack("<bB", PHONE_TIME_ZONE_QUARTERS, PHONE_DST)
+        self.rec.event("cts_read", what="local_time_information", hex=value.hex())
+        return value
+
     def on_connection(self, connection) -> None:
         self.connection = connection
+        self.ams_wanted, self.ams_attribute = {}, None
         self.rec.event("connected", peer=str(connection.peer_address),
                        own_address=str(self.device.random_address),
                        role=connection.role_name, handle=connection.handle)
@@ -801,6 +996,10 @@ async def build_phone(link, recorder: Recorder, scenario: dict, address: str = P
         identity_address_type=identity_type)
 
     phone = Phone(device, recorder, scenario)
+    if phone.has_ams:
+        device.add_service(phone.ams)
+    if phone.has_cts:
+        device.add_service(phone.cts)
     device.add_service(phone.ancs)  # last service: see add_ancs()
     phone.ancs_present = True
     await device.power_on()
@@ -831,6 +1030,8 @@ async def main_async(args) -> int:
     recorder.event("phone_ready", address=args.phone_addr,
                    ancs=[phone.ancs.handle, phone.ancs.end_group_handle],
                    ns=phone.ns.handle, cp=phone.cp.handle, ds=phone.ds.handle,
+                   ams=[phone.ams.handle, phone.ams.end_group_handle] if phone.has_ams else None,
+                   cts=[phone.cts.handle, phone.cts.end_group_handle] if phone.has_cts else None,
                    service_changed=device.gatt_service.service_changed_characteristic.handle)
 
     try:
