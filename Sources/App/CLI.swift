@@ -1,5 +1,5 @@
 // The command line: `wristlink run | phone | sim | forget | lines-off |
-// doctor | help`. Parsing is by
+// doctor | test-board | help`. Parsing is by
 // hand (no outside packages); every bad flag or file gives one clear line on
 // stderr and a documented exit code. Arguments compare as UTF-8 bytes
 // (`utf8Equals`): `String`'s `==`, hashing and Character indexing would link
@@ -88,6 +88,7 @@ public enum CLI {
           forget   remove the stored bonds
           lines-off  every output of a board off (for systemd after a crash)
           doctor   checks what the firmware needs, one ok/FAIL line each (read-only, beside the service)
+          test-board  a wiring test: each output lit in turn, each button pressed (service stopped)
           help     this text, or `wristlink help <command>`
 
         EXIT CODES: 0 stopped cleanly, 1 runtime failure, 2 bad command line,
@@ -109,6 +110,7 @@ public enum CLI {
         if command.utf8Equals("forget") { return ForgetCommand.main(rest) }
         if command.utf8Equals("lines-off") { return LinesOffCommand.main(rest) }
         if command.utf8Equals("doctor") { return DoctorCommand.main(rest) }
+        if command.utf8Equals("test-board") { return TestBoardCommand.main(rest) }
         if Arguments.list(["help", "--help", "-h"], has: command) { return help(rest.first ?? "") }
         if let status = extra(command, rest) { return status }
         Log.error("unknown command '\(command)' (try: wristlink help)")
@@ -128,6 +130,8 @@ public enum CLI {
             print(LinesOffCommand.usage)
         } else if command.utf8Equals("doctor") {
             print(DoctorCommand.usage)
+        } else if command.utf8Equals("test-board") {
+            print(TestBoardCommand.usage)
         } else {
             print(usage)
         }
