@@ -408,7 +408,7 @@ public enum Doctor {
                 detail += ", " + biasName(kernelBias) + " (kernel)"
             }
             guard let level = probe.level else {
-                if probe.used { detail += ", level not read while the service holds it" }
+                if probe.used { detail += ", level not read (the line is held)" }
                 return DoctorCheck(.ok, what, detail)
             }
             let pressed = level != line.spec.activeLow

@@ -49,7 +49,7 @@ struct DoctorTests {
         #expect(text.contains("ok   board /etc/wristlink/board.conf: pi-zero-2w, 3 outputs, 2 buttons"))
         #expect(text.contains("ok   output led-notify: GPIO17 (gpiochip0 offset 17), held by the running service"))
         #expect(text.contains(
-            "ok   button accept: GPIO22 (gpiochip0 offset 22), held by the running service, bias pull-up (board), level not read while the service holds it"))
+            "ok   button accept: GPIO22 (gpiochip0 offset 22), held by the running service, bias pull-up (board), level not read (the line is held)"))
         #expect(text.contains("ok   state directory /var/lib/wristlink: mode 0700, owner root"))
         #expect(text.contains(
             "ok   bonds /var/lib/wristlink/bonds: 1 bonded phone, last written 2025-12-01 14:40 UTC (3 h ago): it changes when a phone pairs; no connection time is kept"))
