@@ -96,8 +96,8 @@ public struct LineFacts: Equatable {
     }
 }
 
-/// Everything the doctor looks at. Defaults are a healthy system, so a
-/// test sets only what it is about.
+/// Everything the doctor looks at. Defaults are a healthy system but for
+/// the board (`board`, `lines`), so a test sets only what it is about.
 public struct DoctorFacts {
     /// `systemctl show bluetooth.service` (nil: no systemctl).
     public var bluetoothUnit: UnitState? = UnitState(loadState: "masked", activeState: "inactive", subState: "dead", unitFileState: "masked")
