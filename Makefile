@@ -78,15 +78,16 @@ embedded-check: embedded-build
 # A third, shorter boot (trixie's kernel) runs the libgpiod 2 backend through
 # the same suite: the x86_64 Embedded build against trixie's libgpiod3
 # (Tests/VM/firmware-gpiod2.sh) in the cases that drive outputs and press
-# buttons (VM_GPIOD2_CASES, default 1,2; none skips it), bounded by
-# VM_GPIOD2_TIMEOUT (default 300 s).
+# buttons, and case 14's doctor and test-board, whose line probe has a
+# libgpiod 2 version of its own (VM_GPIOD2_CASES, default 1,2,14; none
+# skips it), bounded by VM_GPIOD2_TIMEOUT (default 300 s).
 # The systemd case (below) runs in test-vm too, beside the suite: two lanes
 # at once (Tests/VM/run-lanes.sh; VM_LANES=1 one after the other,
 # VM_SYSTEMD=0 leaves the systemd case out). VM_IMAGE=FILE (make test gives
 # the Zero 2 W image of image-raw) adds the SD-card image's boot test to the
 # systemd lane (Tests/Image/boot-test.sh, as make test-image).
 VM_KERNELS ?= bookworm trixie
-VM_GPIOD2_CASES ?= 1,2
+VM_GPIOD2_CASES ?= 1,2,14
 VM_GPIOD2_TIMEOUT ?= 300
 VM_SYSTEMD ?= 1
 VM_IMAGE ?=

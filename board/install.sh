@@ -49,6 +49,6 @@ systemctl stop bluetooth.service 2>/dev/null || true
 systemctl enable wristlink.service
 # restart, not start: on an upgrade the old binary would keep running.
 systemctl restart wristlink.service
-echo "installed; follow it with: journalctl -u wristlink -f"
+echo "installed; follow it with: journalctl -u wristlink -f; check it with: wristlink doctor"
 echo "pair: the wearable is in pairing mode until it has a bond; on the iPhone, open Settings > Bluetooth and choose Wristlink,"
 echo "then press accept on the wearable while the pairing light blinks."

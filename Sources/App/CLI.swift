@@ -1,4 +1,5 @@
-// The command line: `wristlink run | phone | sim | help`. Parsing is by
+// The command line: `wristlink run | phone | sim | forget | lines-off |
+// doctor | test-board | help`. Parsing is by
 // hand (no outside packages); every bad flag or file gives one clear line on
 // stderr and a documented exit code. Arguments compare as UTF-8 bytes
 // (`utf8Equals`): `String`'s `==`, hashing and Character indexing would link
@@ -86,6 +87,8 @@ public enum CLI {
           sim      run + phone + a simulated board in this terminal (host build; what `make run` starts)
           forget   remove the stored bonds
           lines-off  every output of a board off (for systemd after a crash)
+          doctor   checks what the firmware needs, one ok/FAIL line each (read-only, beside the service)
+          test-board  a wiring test: each output lit in turn, each button pressed (service stopped)
           help     this text, or `wristlink help <command>`
 
         EXIT CODES: 0 stopped cleanly, 1 runtime failure, 2 bad command line,
@@ -106,6 +109,8 @@ public enum CLI {
         if command.utf8Equals("run") { return RunCommand.main(rest) }
         if command.utf8Equals("forget") { return ForgetCommand.main(rest) }
         if command.utf8Equals("lines-off") { return LinesOffCommand.main(rest) }
+        if command.utf8Equals("doctor") { return DoctorCommand.main(rest) }
+        if command.utf8Equals("test-board") { return TestBoardCommand.main(rest) }
         if Arguments.list(["help", "--help", "-h"], has: command) { return help(rest.first ?? "") }
         if let status = extra(command, rest) { return status }
         Log.error("unknown command '\(command)' (try: wristlink help)")
@@ -123,6 +128,10 @@ public enum CLI {
             print(ForgetCommand.usage)
         } else if command.utf8Equals("lines-off") {
             print(LinesOffCommand.usage)
+        } else if command.utf8Equals("doctor") {
+            print(DoctorCommand.usage)
+        } else if command.utf8Equals("test-board") {
+            print(TestBoardCommand.usage)
         } else {
             print(usage)
         }

@@ -108,6 +108,9 @@ public struct AdvertisingInterval: Equatable, Sendable {
 }
 
 public enum MgmtCommand: Equatable, Sendable {
+    /// Sent on `ControllerIndex.none`; read-only, allowed without
+    /// CAP_NET_ADMIN (`wristlink doctor`).
+    case readControllerIndexList
     case readControllerInformation
     case setPowered(Bool)
     case setConnectable(Bool)
@@ -137,6 +140,7 @@ public enum MgmtCommand: Equatable, Sendable {
 
     public var opcode: MgmtOpcode {
         switch self {
+        case .readControllerIndexList: .readControllerIndexList
         case .readControllerInformation: .readControllerInformation
         case .setPowered: .setPowered
         case .setConnectable: .setConnectable
@@ -160,7 +164,7 @@ public enum MgmtCommand: Equatable, Sendable {
     /// The parameter block's size in bytes.
     public var parameterByteCount: Int {
         switch self {
-        case .readControllerInformation: 0
+        case .readControllerIndexList, .readControllerInformation: 0
         case .setPowered, .setConnectable, .setBondable, .setLowEnergy, .setBREDR, .setSecureConnections,
              .setAdvertising, .setIOCapability, .removeAdvertising: 1
         case .setLocalName: LocalName.nameFieldByteCount + LocalName.shortNameFieldByteCount
@@ -192,7 +196,7 @@ public enum MgmtCommand: Equatable, Sendable {
         try validate()
         try MgmtCommandWriter.begin(opcode, index: index, parameterByteCount: parameterByteCount, into: &out)
         switch self {
-        case .readControllerInformation:
+        case .readControllerIndexList, .readControllerInformation:
             break
         case .setPowered(let on), .setConnectable(let on), .setBondable(let on), .setLowEnergy(let on), .setBREDR(let on):
             out.append(on ? 1 : 0)

@@ -7,6 +7,7 @@ public struct MgmtOpcode: RawRepresentable, Hashable, Sendable {
     public var rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
+    public static let readControllerIndexList = MgmtOpcode(rawValue: 0x0003)
     public static let readControllerInformation = MgmtOpcode(rawValue: 0x0004)
     public static let setPowered = MgmtOpcode(rawValue: 0x0005)
     public static let setConnectable = MgmtOpcode(rawValue: 0x0007)

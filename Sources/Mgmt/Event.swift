@@ -154,6 +154,7 @@ public struct CommandComplete: Equatable, Sendable {
 public enum CommandReply: Equatable, Sendable {
     /// No return parameters.
     case none
+    case controllerIndexList(ControllerIndexList)
     case controllerInformation(ControllerInformation)
     /// Current_Settings, the reply of every Set <setting> command.
     case settings(ControllerSettings)
@@ -171,6 +172,9 @@ public enum CommandReply: Equatable, Sendable {
     static func decode(_ opcode: MgmtOpcode, _ p: Span<UInt8>) -> CommandReply {
         if p.isEmpty { return .none }
         switch opcode {
+        case .readControllerIndexList:
+            guard let list = ControllerIndexList(p) else { return .malformed(byteCount: p.count) }
+            return .controllerIndexList(list)
         case .readControllerInformation:
             guard p.count == ControllerInformation.byteCount else { return .malformed(byteCount: p.count) }
             return .controllerInformation(ControllerInformation(p))
@@ -206,6 +210,47 @@ func nulTerminated<let capacity: Int>(_ p: Span<UInt8>, at offset: Int, fieldByt
         text.append(p[i])
     }
     return text
+}
+
+/// Read Controller Index List's return parameters: Num_Controllers, then
+/// that many 16-bit indices. The first `capacity` are kept; `count` is what
+/// the kernel said.
+public struct ControllerIndexList: Equatable, Sendable {
+    public static let capacity = 8
+    public private(set) var count: Int
+    private var stored: InlineArray<8, UInt16>
+
+    public init(_ indices: [UInt16]) {
+        count = indices.count
+        stored = InlineArray(repeating: 0)
+        for i in 0..<min(indices.count, Self.capacity) { stored[i] = indices[i] }
+    }
+
+    /// Nil unless the block is exactly 2 + 2 x Num_Controllers bytes.
+    init?(_ p: Span<UInt8>) {
+        guard p.count >= 2 else { return nil }
+        let n = Int(p.le16(at: 0))
+        guard p.count == 2 + 2 * n else { return nil }
+        count = n
+        stored = InlineArray(repeating: 0)
+        for i in 0..<min(n, Self.capacity) { stored[i] = p.le16(at: 2 + 2 * i) }
+    }
+
+    /// The indices kept (at most `capacity`), in the kernel's order.
+    public var indices: [UInt16] {
+        var out: [UInt16] = []
+        for i in 0..<min(count, Self.capacity) { out.append(stored[i]) }
+        return out
+    }
+
+    public func contains(_ index: UInt16) -> Bool {
+        for i in 0..<min(count, Self.capacity) where stored[i] == index { return true }
+        return false
+    }
+
+    public static func == (a: ControllerIndexList, b: ControllerIndexList) -> Bool {
+        a.count == b.count && a.indices == b.indices
+    }
 }
 
 /// Read Controller Information's return parameters (280 bytes).

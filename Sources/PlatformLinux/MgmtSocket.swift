@@ -156,6 +156,47 @@ public struct MgmtSocket: ~Copyable {
         }
     }
 
+    /// Sends `command` and waits up to `timeoutMs` for its answer: the
+    /// Command Complete or Command Status with the same opcode and index,
+    /// into `reply` (the whole event). Events for other commands and
+    /// broadcast ones are skipped. For `wristlink doctor`'s read-only
+    /// queries; the daemon never waits. False on a failed write or read, or
+    /// no answer in time.
+    public mutating func request(_ command: borrowing ByteBuffer, reply: inout ByteBuffer, timeoutMs: Int64) -> Bool {
+        guard fd >= 0, command.count >= 4 else { return false }
+        let fd = self.fd
+        guard case .written = Self.write(fd, command.span) else { return false }
+        let opcode = (command[0], command[1])
+        let index = (command[2], command[3])
+        let start = Sys.monotonicMs()
+        while true {
+            let leftMs = timeoutMs - (Sys.monotonicMs() - start)
+            guard leftMs > 0 else { return false }
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            do {
+                guard try Sys.call32("poll(mgmt)", { poll(&entry, 1, Int32(leftMs)) }) > 0 else { continue }
+            } catch {
+                return false
+            }
+            reply.removeAll()
+            var n = 0
+            do {
+                try reply.appendInPlace { (buffer) throws(SystemError) -> Int in
+                    n = try Sys.call("read(mgmt)") { CLinux.read(fd, buffer.baseAddress, buffer.count) }
+                    return n
+                }
+            } catch {
+                if error.wouldBlock { continue }
+                return false
+            }
+            guard n >= 9 else { continue }
+            // Command Complete 0x0001 or Command Status 0x0002, then the
+            // opcode as the first parameter.
+            let isAnswer = (reply[0] == 0x01 || reply[0] == 0x02) && reply[1] == 0
+            if isAnswer && reply[2] == index.0 && reply[3] == index.1 && reply[6] == opcode.0 && reply[7] == opcode.1 { return true }
+        }
+    }
+
     private enum WriteOutcome {
         case written
         case wouldBlock

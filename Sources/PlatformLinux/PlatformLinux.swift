@@ -35,3 +35,5 @@
 //   Btsnoop.swift         --trace: ATT PDUs as a btsnoop file
 //   ChildProcess.swift    posix_spawn with pipes (simulator and tests)
 //   ProcessControl.swift  arguments, environment, start-up file reads
+//   SystemProbe.swift     doctor/test-board: systemctl, /proc, stat, uname
+//   GPIODProbe.swift      doctor: a board line's information, without a request

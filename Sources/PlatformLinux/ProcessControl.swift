@@ -28,6 +28,13 @@ public enum ProcessControl {
 
     public static let pollIn = Int16(POLLIN)
 
+    /// Writes `text` to standard output at once, unbuffered (a line that is
+    /// built up while something happens, as `wristlink test-board` prints).
+    public static func writeOut(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBufferPointer { Sys.writeAll(1, $0) }
+    }
+
     public static func makeDirectory(_ path: String) { _ = mkdir(path, 0o700) }
 
     /// A descriptor appending to `path` (created 0600), or -1.

@@ -17,6 +17,11 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
     public var wouldBlock: Bool { errno == EAGAIN || errno == EWOULDBLOCK }
     /// No such file or directory.
     public var notFound: Bool { errno == ENOENT }
+    /// The kernel does not know the socket's address family (a kernel
+    /// without Bluetooth support, for AF_BLUETOOTH).
+    public var addressFamilyUnsupported: Bool { errno == EAFNOSUPPORT }
+    /// Permission denied (EACCES or EPERM).
+    public var permissionDenied: Bool { errno == EACCES || errno == EPERM }
 }
 
 public enum Sys {

@@ -1,7 +1,7 @@
 // The Pi's `wristlink`: the firmware's commands only (run, forget,
-// lines-off). The simulator's `phone` and `sim` stay in the host build, so
-// they and PhoneSim drop out of the Pi binary at link time
-// (docs/pi-build.md).
+// lines-off, doctor, test-board). The simulator's `phone` and `sim` stay
+// in the host build, so they and PhoneSim drop out of the Pi binary at
+// link time (docs/pi-build.md).
 import App
 import PlatformLinux
 

@@ -33,11 +33,11 @@ suite() {  # suite KERNEL: every case (VM_CASES) on one kernel
 
 gpiod2() {
   local s rc=0
-  [ "${VM_GPIOD2_CASES:-1,2}" != none ] || return 0
+  [ "${VM_GPIOD2_CASES:-1,2,14}" != none ] || return 0
   s=$(date +%s)
-  echo "test-vm: the libgpiod 2 build (.build/pi-x86_64-trixie/wristlink), kernel 6.12, cases ${VM_GPIOD2_CASES:-1,2}"
+  echo "test-vm: the libgpiod 2 build (.build/pi-x86_64-trixie/wristlink), kernel 6.12, cases ${VM_GPIOD2_CASES:-1,2,14}"
   VM_TIMEOUT=${VM_GPIOD2_TIMEOUT:-300} WL_VM_KERNEL=trixie WL_VM_TAG=gpiod2 \
-    WL_FIRMWARE="$ROOT/Tests/VM/firmware-gpiod2.sh" "$HERE/run-vm.sh" "${VM_GPIOD2_CASES:-1,2}" || rc=1
+    WL_FIRMWARE="$ROOT/Tests/VM/firmware-gpiod2.sh" "$HERE/run-vm.sh" "${VM_GPIOD2_CASES:-1,2,14}" || rc=1
   echo "$lane_name: the libgpiod 2 cases in $(( $(date +%s) - s )) s"
   return $rc
 }

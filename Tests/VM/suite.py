@@ -1170,6 +1170,195 @@ class Suite:
         s.summary.write(line + "\n")
         log.info("%s", line)
 
+    async def wristlink(self, *args: str, timeout: float = 30) -> tuple[int, list[str], str]:
+        """Runs the firmware's binary with `args` to its end; its exit code,
+        stdout lines and stderr (all kept in the case's commands.txt)."""
+        proc = await asyncio.create_subprocess_exec(
+            self.args.firmware, *args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, cwd=self.args.root)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), timeout)
+        except asyncio.TimeoutError:
+            proc.kill()
+            await proc.wait()
+            raise CaseFailed(f"wristlink {' '.join(args)} still running after {timeout:g} s") from None
+        text, errors = out.decode(errors="replace"), err.decode(errors="replace")
+        with open(os.path.join(self.case_dir, "commands.txt"), "a") as f:
+            f.write(f"$ wristlink {' '.join(args)}\n{text}{errors}exit {proc.returncode}\n\n")
+        return proc.returncode, text.splitlines(), errors
+
+    async def doctor(self, board: str | None = None) -> tuple[int, list[str]]:
+        rc, lines, _ = await self.wristlink("doctor", "--board", board or self.args.board,
+                                            "--policy", self.args.policy, "--state-dir", self.state_dir)
+        return rc, lines
+
+    @staticmethod
+    def has_line(lines: list[str], start: str) -> bool:
+        return any(line.startswith(start) for line in lines)
+
+    async def case_doctor_test_board(self) -> None:
+        """`wristlink doctor` and `wristlink test-board` on gpio-sim + vhci.
+        Beside the running firmware the doctor is healthy (exit 0; systemctl
+        checks skip: no systemd in this guest). Its failures, each with its
+        line and exit 1: a board line that does not exist; a process named
+        bluetoothd (a copy of sleep: a real bluetoothd needs D-Bus, which this
+        guest lacks, and would take hci0); a line gpioset holds (test-board
+        refuses then too). With the firmware stopped it reads the buttons'
+        levels (a pulled-up reject is a note). test-board: every output seen
+        lit in gpio-sim and off at the end, both buttons pressed through their
+        pull attributes (exit 0); then reject never pressed (exit 1)."""
+        s, fw, gpio = self, self.fw, self.gpio
+        chip = os.path.basename(s.args.sim)
+        if not fw.running:
+            s.note("start the firmware")
+            await fw.start()
+            await fw.wait(30, 0, "session", state="advertising")
+        s.note("doctor beside the running firmware")
+        rc, out = await s.doctor()
+        for line in out:
+            log.info("  | %s", line)
+        check(rc == 0, f"doctor exit {rc}: {out}")
+        for want in ("ok   bluetoothd: not running", "ok   controller hci0: powered, ",
+                     f"ok   output led-notify: led-notify ({chip} offset 0), held by wristlink",
+                     f"ok   button accept: accept ({chip} offset 3), held by wristlink, bias as-is (board), "
+                     "level not read (the line is held)",
+                     f"ok   state directory {s.state_dir}: mode 0700, owner root", "ok   bonds ",
+                     "skip wristlink.service: skipped: no systemctl"):
+            check(s.has_line(out, want), f"doctor printed no line starting {want!r}")
+
+        s.note("doctor: a board line that does not exist")
+        with open(s.args.board) as f:
+            text = f.read()
+        check("button reject line=reject " in text, "board/vm/board.conf changed: no 'button reject line=reject'")
+        bad = os.path.join(s.case_dir, "board-missing-line.conf")
+        with open(bad, "w") as f:
+            f.write(text.replace("button reject line=reject ", "button reject line=no-such-line "))
+        rc, out = await s.doctor(bad)
+        check(rc == 1, f"doctor exit {rc} with a missing line")
+        want = ("FAIL button reject: no line named no-such-line on wristlink-vm — check line= in the board file "
+                "against gpioinfo wristlink-vm")
+        check(want in out, f"no {want!r} in {out}")
+
+        s.note("doctor: a process named bluetoothd")
+        real = [p for p in ("/usr/sbin/bluetoothd", "/usr/libexec/bluetooth/bluetoothd") if os.path.exists(p)]
+        fake_dir = "/tmp/wl-doctor"
+        os.makedirs(fake_dir, exist_ok=True)
+        fake = os.path.join(fake_dir, "bluetoothd")
+        shutil.copy("/bin/sleep", fake)
+        os.chmod(fake, 0o755)
+        sleeper = await asyncio.create_subprocess_exec(fake, "30")
+        try:
+            rc, out = await s.doctor()
+        finally:
+            sleeper.kill()
+            await sleeper.wait()
+        check(rc == 1, f"doctor exit {rc} with bluetoothd running")
+        want = (f"FAIL bluetoothd: running (pid {sleeper.pid}): it takes the controller from the firmware — "
+                f"stop it (kill {sleeper.pid}) and keep it from starting again")
+        check(want in out, f"no {want!r} in {out}")
+        line = (f"INFO doctor-test-board: bluetoothd played by a copy of sleep named bluetoothd "
+                f"(a real one {'is installed at ' + real[0] if real else 'is not installed'}; it needs D-Bus)")
+        s.summary.write(line + "\n")
+        log.info("%s", line)
+
+        s.note("stop the firmware: the lines are free")
+        check(await fw.stop() == 0, "the firmware did not stop cleanly")
+        gpio.pull("reject", "pull-up")
+        try:
+            rc, out = await s.doctor()
+        finally:
+            gpio.pull("reject", "pull-down")
+        check(rc == 0, f"doctor exit {rc} with the lines free: {out}")
+        for want in (f"ok   button accept: accept ({chip} offset 3), free, bias as-is (board), level low (released)",
+                     f"note button reject: reject ({chip} offset 4), free, bias as-is (board), level high (pressed) — ",
+                     f"ok   output vibration: vibration ({chip} offset 2), free"):
+            check(s.has_line(out, want), f"doctor printed no line starting {want!r}: {out}")
+
+        s.note("gpioset holds led-call")
+        check(shutil.which("gpioset") is not None, "no gpioset (Tests/VM/setup.sh installs gpiod)")
+        holder = await asyncio.create_subprocess_exec("gpioset", "--mode=signal", chip, "1=0",
+                                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            want = (f'FAIL output led-call: led-call ({chip} offset 1) is held by "gpioset" — stop that process '
+                    f"(gpioinfo {chip} lists who holds which line); the firmware cannot request it")
+            end = time.monotonic() + 10
+            while True:
+                rc, out = await s.doctor()
+                if want in out or time.monotonic() > end:
+                    break
+                await asyncio.sleep(0.2)
+            check(want in out, f"no {want!r} in {out}")
+            check(rc == 1, f"doctor exit {rc} with a held line")
+            rc, _, err = await s.wristlink("test-board", "--board", s.args.board, "--on-ms", "50", "--timeout-ms", "500")
+            check(rc == 1 and "led-call" in err and "is busy" in err, f"test-board beside gpioset: exit {rc}, {err!r}")
+        finally:
+            holder.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(holder.wait(), 5)
+            except asyncio.TimeoutError:
+                holder.kill()
+                await holder.wait()
+
+        s.note("test-board: every output lit in turn, both buttons pressed")
+        outputs = ["led-notify", "led-call", "vibration"]
+        rc, seen, text = await s.test_board(["accept", "reject"], outputs, on_ms=300, timeout_ms=5000)
+        check(rc == 0, f"test-board exit {rc}: {text!r}")
+        for name in outputs:
+            check(f"{name} on … off" in text, f"test-board printed no '{name} on … off': {text!r}")
+            check(1 in seen[name], f"gpio-sim never read {name} lit while test-board ran")
+            check(gpio.value(name) == 0, f"{name} left on after test-board")
+        for name in ("accept", "reject"):
+            check(f"{name}: pressed and released (held " in text, f"no '{name}: pressed and released': {text!r}")
+
+        s.note("test-board: reject never pressed")
+        rc, _, text = await s.test_board(["accept"], outputs, on_ms=50, timeout_ms=1500)
+        check(rc == 1, f"test-board exit {rc} with reject never pressed: {text!r}")
+        check("reject: no change seen — check the wiring or the pull-up" in text, f"no wiring line for reject: {text!r}")
+
+        s.note("start the firmware again")
+        await fw.start()
+        await fw.wait(30, 0, "session", state="advertising")
+
+    async def test_board(self, press: list[str], outputs: list[str], on_ms: int,
+                         timeout_ms: int) -> tuple[int, dict[str, list[int]], str]:
+        """`wristlink test-board` on board/vm: presses the buttons in `press`
+        (gpio-sim pull) when it asks for them, samples the outputs meanwhile.
+        Its exit code, the samples and its output."""
+        proc = await asyncio.create_subprocess_exec(
+            self.args.firmware, "test-board", "--board", self.args.board, "--on-ms", str(on_ms),
+            "--timeout-ms", str(timeout_ms), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, cwd=self.args.root)
+        text = ""
+        seen: dict[str, list[int]] = {n: [] for n in outputs}
+        end = time.monotonic() + (len(outputs) * on_ms + 2 * timeout_ms) / 1000 + 15
+        pressed: set[str] = set()
+        try:
+            while True:
+                for n in outputs:
+                    seen[n].append(self.gpio.value(n))
+                try:
+                    chunk = await asyncio.wait_for(proc.stdout.read(4096), 0.02)
+                except asyncio.TimeoutError:
+                    chunk = None
+                if chunk == b"":
+                    break
+                if chunk:
+                    text += chunk.decode(errors="replace")
+                for name in press:
+                    if f"press {name} now" in text and name not in pressed:
+                        pressed.add(name)
+                        await self.gpio.press(name, 150)
+                if time.monotonic() > end:
+                    raise CaseFailed(f"test-board did not end in time: {text!r}")
+            rc = await asyncio.wait_for(proc.wait(), 10)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        with open(os.path.join(self.case_dir, "commands.txt"), "a") as f:
+            f.write(f"$ wristlink test-board (pressing {press})\n{text}exit {rc}\n\n")
+        return rc, seen, text
+
     # -- the whole run ------------------------------------------------------------
     async def run(self) -> bool:
         t0 = time.monotonic()
@@ -1192,6 +1381,7 @@ class Suite:
             (11, "connection-parameters", self.case_connection_parameters, 90),
             (12, "private-address", self.case_private_address, 120),
             (13, "media-time", self.case_media_time, 45),
+            (14, "doctor-test-board", self.case_doctor_test_board, 90),
         ]
         only = set(int(x) for x in self.args.cases.split(",")) if self.args.cases else None
         cold_ok = True

@@ -390,6 +390,19 @@ class Case:
         await s.gpio.wait_value("led-call", 0, 5)
         await s.gpio.wait_value("vibration", 0, 5)
 
+        s.note("wristlink doctor beside the running service: every check passes (exit 0)")
+        lines = (await run("/usr/bin/wristlink", "doctor", timeout=60)).splitlines()
+        for want in ("ok   bluetoothd: not running", "ok   bluetooth.service: masked, ",
+                     "ok   bthelper@ drop-in: /usr/lib/systemd/system/bthelper@.service.d/wristlink.conf",
+                     "ok   controller hci0: powered, ", "ok   wristlink.service: active (running), last exit status ",
+                     "ok   output led-notify: led-notify (", "ok   button accept: accept (",
+                     "ok   state directory /var/lib/wristlink: mode 0700, -> private/wristlink (the service's DynamicUser=",
+                     "ok   bonds /var/lib/wristlink/bonds: 1 bonded phone, "):
+            check(any(line.startswith(want) for line in lines), f"doctor printed no line starting {want!r}: {lines}")
+        held = [line for line in lines if line.startswith(("ok   output ", "ok   button "))]
+        check(len(held) == 5 and all(", held by the running service" in line for line in held),
+              f"not every board line held by the running service: {held}")
+
     async def check_hardening(self, pid: int) -> None:
         """What the unit file asks for is what systemd applied, and the main
         process runs with it (/proc)."""
