@@ -469,6 +469,9 @@ class Case:
         self.note(f"kill -{signal_name} {pid} ({why})")
         await run("kill", f"-{signal_name}", str(pid))
         t0 = time.monotonic()
+        # The last WATCHDOG=1 systemd had from the old process (a stopped
+        # process sends no more): CLOCK_MONOTONIC in µs, time.monotonic()'s clock.
+        ping_us = int((await show(UNIT, "WatchdogTimestampMonotonic")).get("WatchdogTimestampMonotonic") or 0)
         samples = []  # (seconds, main process alive, outputs)
         end = t0 + timeout
         while True:
@@ -491,7 +494,8 @@ class Case:
         self.main_pid = int(st["MainPID"])
         self.info(f"{why}: new main process {self.main_pid} {seconds:.1f} s after kill -{signal_name}; "
                   f"{len(samples)} samples, {len(gone)} with the old process gone, all outputs 0")
-        return {"seconds": seconds, "mark": jm, "samples": samples}
+        since_ping = t0 + seconds - ping_us / 1e6 if ping_us else None
+        return {"seconds": seconds, "mark": jm, "samples": samples, "since_ping": since_ping}
 
     async def part_watchdog(self) -> None:
         s = self
@@ -501,7 +505,14 @@ class Case:
               "no 'Watchdog timeout' from systemd in the journal")
         held = [v for (t, alive, v) in r["samples"] if alive]
         check(held and held[0]["led-notify"] == 1, "led-notify was not held on while the process was stopped")
-        check(r["seconds"] >= 25, f"restarted {r['seconds']:.1f} s after the stop: before WatchdogSec?")
+        # The firmware pings every WatchdogSec/2 (15 s), so the stop comes up
+        # to 15 s after the last ping: what must hold is WatchdogSec (30 s)
+        # from that ping to the restart (1 s for the polling).
+        since_ping = r["since_ping"]
+        check(since_ping is not None, "systemd has no WatchdogTimestampMonotonic for the old process")
+        check(since_ping >= 29, f"restarted {since_ping:.1f} s after the last watchdog ping "
+              f"({r['seconds']:.1f} s after the stop): before WatchdogSec?")
+        s.info(f"watchdog: restarted {since_ping:.1f} s after the last ping, {r['seconds']:.1f} s after the stop")
         s.note("the phone reconnects")
         await s.reconnect_bonded(r["mark"])
 
