@@ -321,6 +321,32 @@ class Firmware:
                 raise CaseFailed(f"no firmware event {want} within {timeout:g} s")
             await asyncio.sleep(0.05)
 
+    async def bring_up_settled(self, timeout: float = 15) -> None:
+        """When a session is live, waits (up to `timeout`) for the link's
+        bring-up to finish: after ANCS the firmware discovers the phone's
+        AMS and CTS, and the phone's time (or its absence) is the last step.
+        btmon 5.66 (bookworm's, also in the 6.12 guest) segfaults decoding
+        the ATT of a connection it did not see created (a Read By Type
+        Request of that discovery: `btmon -r` on the trace crashes on it,
+        2026-12-02), so a case's btmon must not start in the middle of it."""
+        self.poll()
+        if not self.running:
+            return
+        last_subscribed = last_ended = -1
+        for i, e in enumerate(self.events):
+            if e.get("kind") == "session" and e.get("state") == "subscribed":
+                last_subscribed = i
+            elif e.get("kind") == "session" and e.get("state") in ("ended", "connected"):
+                last_ended = i
+        if last_subscribed < 0 or last_ended > last_subscribed:
+            return
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and self.running:
+            if self.since(last_subscribed, "time"):
+                return
+            await asyncio.sleep(0.05)
+        log.warning("the live link's bring-up did not finish within %g s; the case's HCI trace may be cut short", timeout)
+
     def log_text(self) -> str:
         try:
             with open(self.log_path, errors="replace") as f:
@@ -462,6 +488,7 @@ class Suite:
         self.case_dir = case_dir
         log.info("== case %d %s (timeout %g s)", number, name, timeout)
         offsets = self.artifact_offsets()
+        await self.fw.bring_up_settled()
         btmon = subprocess.Popen(["btmon", "-w", os.path.join(case_dir, "hci.btsnoop")],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         await btmon_ready(os.path.join(case_dir, "hci.btsnoop"))
@@ -961,9 +988,9 @@ class Suite:
         s.note("the phone answers the kernel's request and updates the connection")
         update = await p1.wait(10, pm, "connection_parameters")
         # btmon writes the trace while the case runs, seconds late under TCG
-        # on a busy host: wait for the record, as for the ones below (seen
-        # once with the phone's AMS and CTS bring-up on the link: the trace
-        # held only btmon's replay when the phone had its update).
+        # on a busy host: wait for the record, as for the ones below. (A
+        # trace that held only btmon's replay was btmon 5.66 crashing on the
+        # last link's AMS discovery: `Firmware.bring_up_settled`.)
         complete = await s.until(lambda: le_meta_events(trace, 0x01), 5,
                                  "no LE Connection Complete in the HCI trace")
         interval = int.from_bytes(complete[-1][11:13], "little")
