@@ -76,7 +76,7 @@ struct CompanionServices {
     private var entityUpdateHandle: UInt16 = 0
     private var currentTimeHandle: UInt16 = 0
     /// The commands the phone lists as available now.
-    private(set) var available = RemoteCommandSet()
+    private var available = RemoteCommandSet()
     /// The last PlaybackInfo reported (nil: none yet on this link; `.other`
     /// never stands for "no player": that is `noPlayer`).
     private var lastPlayback: MediaEvent? = nil
@@ -87,9 +87,6 @@ struct CompanionServices {
     private var timeRead: (time: CurrentTime, at: Instant)? = nil
     /// Current Time notifications were asked for on this link.
     private var timeSubscribed = false
-
-    /// AMS was found with Remote Command on this link.
-    var mediaPresent: Bool { remoteCommandHandle != 0 }
 
     /// A request waits to be written (and none is out).
     var wantsToSend: Bool {

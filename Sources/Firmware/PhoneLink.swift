@@ -3,7 +3,9 @@
 // `Phase` is the procedure under way with its data; the GATT client
 // procedures (discovery, CCCD writes, long writes) share `ClientProcedure`;
 // the security raise and the Notification Source clocks are value types of
-// their own (SecurityRaise.swift, NotificationSourceWatch.swift).
+// their own (SecurityRaise.swift, NotificationSourceWatch.swift). Once ANCS
+// is live the phone's AMS and CTS are one more procedure on the link
+// (CompanionServices.swift), sent only while the Control Point is idle.
 //
 // Outputs: PDUs in the bearer's outbox, `LinkAction`s for the platform
 // (raise security, disconnect: one slot each, so none is lost), and each
@@ -155,8 +157,6 @@ public struct PhoneLink: ~Copyable {
     /// The phone's local time as its Current Time Service said (kept
     /// across links).
     public var phoneClock: PhoneClock { companion.clock }
-    /// The media commands the phone lists as available now (empty without AMS).
-    public var mediaCommandsAvailable: RemoteCommandSet { companion.available }
 
     public init(config: PhoneLinkConfig) {
         self.config = config

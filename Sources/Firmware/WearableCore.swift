@@ -11,7 +11,10 @@
 //   on the pattern player it owns;
 // - ButtonRouter: what a press means (consent, pairing mode, an action);
 // - Controller: the management interface (set-up, pairing, bonds);
-// - PhoneLink: the ATT link and the ANCS session.
+// - PhoneLink: the ATT link and the ANCS session (and the phone's AMS and
+//   CTS: media presses, the phone's clock);
+// - QuietHoursWatch, PhoneLostWatch: quiet hours by the phone's clock, and
+//   the phone left behind, each reported when it changes.
 // This facade feeds them, carries out a press (the target of an action is
 // the incoming call if one is present, else the most recent notification
 // offering it; no target, or one that does not offer it, is "nothing to
@@ -150,6 +153,8 @@ public struct WearableCore: ~Copyable {
     private var phoneWatch: PhoneLostWatch
     /// Stopping (shutdown): a link that ends now does not mean the phone left.
     private var stopping = false
+    /// A phone subscribed on some link (the UNIX link's "bonded phone").
+    private var phoneKnown = false
 
     public init(config: WearableConfig, bonds: consuming BondStore = BondStore()) {
         board = config.board
@@ -188,9 +193,6 @@ public struct WearableCore: ~Copyable {
         if !controller.config.enabled, phoneKnown { phoneConnected(now: now, into: &effects) }
         applyPatterns(now: now, into: &effects)
     }
-
-    /// A phone subscribed on some link (the UNIX link's "bonded phone").
-    private var phoneKnown = false
 
     private mutating func phoneConnected<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
         guard phoneWatch.phoneConnected() else { return }
@@ -374,7 +376,10 @@ public struct WearableCore: ~Copyable {
     // MARK: Outputs
 
     private mutating func applyPatterns<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
-        if !phoneKnown, phone.state == .live { phoneKnown = true; phoneWatch.markPhone() }
+        if !phoneKnown, phone.state == .live {
+            phoneKnown = true
+            phoneWatch.markPhone()
+        }
         if !policy.quietHours.isEmpty, let state = quiet.update(policy: policy, clock: alerts.clock, now: now) {
             emit(.quietHours(state), now: now, into: &effects)
         }
