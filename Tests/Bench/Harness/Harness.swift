@@ -234,8 +234,10 @@ public enum Wire {
     static let ns = "BD 1D A2 99 E6 25 58 8C D9 42 01 63 0D 12 BF 9F"
     static let cp = "D9 D9 AA FD BD 9B 21 98 A8 49 E1 45 F3 D8 D1 69"
     static let ds = "FB 7B 7C CE 6A B3 44 BE B5 4B D6 24 E9 C6 EA 22"
+    static let ams = "DC F8 55 AD 02 C5 F4 8E 3A 43 36 0F 2B 50 D3 89"
 
-    /// (firmware request, phone response) in order: a copy of `Script.bringUp`.
+    /// (firmware request, phone response) in order: a copy of `Script.bringUp`,
+    /// then the companion services' discovery.
     public static let bringUp: [(firmware: String, phone: String)] = [
         ("02 05 02", "03 B9 00"),
         ("06 01 00 FF FF 00 28 01 18", "07 01 00 07 00"),
@@ -250,6 +252,11 @@ public enum Wire {
         ("04 13 00 14 00", "05 01 13 00 02 29"),
         ("12 13 00 01 00", "13"),
         ("12 0E 00 01 00", "13"),
+        // Once ANCS is live the wearable looks for the phone's AMS and CTS;
+        // this phone has neither (Attribute Not Found), so the figures
+        // measure ANCS alone, as before they existed.
+        ("06 01 00 FF FF 00 28 " + ams, "01 06 01 00 0A"),
+        ("06 01 00 FF FF 00 28 05 18", "01 06 01 00 0A"),
     ]
 
     public static func hex(_ text: String) -> [UInt8] {
