@@ -17,6 +17,9 @@ carrying the ANCS UUID in AD type 0x15 (List of 128-bit Service Solicitation
 UUIDs), connects, pairs (LE Secure Connections, bonding) when the peripheral
 sends an SMP Security Request, and re-encrypts with the stored bond on
 reconnection. It follows a JSON scenario (see DEFAULT_SCENARIO and NOTES.md).
+With "protected": false it is an impostor instead: the same services served
+without encryption, and "security_request" says how it meets one ("ignore",
+"pair" without a bond).
 
 Results (all in --results DIR):
   phone.log          Bumble + phone log
@@ -296,6 +299,13 @@ class Phone:
         self.replay_task: asyncio.Task | None = None
         self.ancs_present = False
         self.overlong = bool(scenario.get("overlong_values", False))
+        # An iPhone serves ANCS, AMS and CTS only over an encrypted link; the
+        # impostor of the VM suite ("protected": false) serves them to
+        # anyone. How a Security Request is met: "respond" (an iPhone:
+        # encrypt with the bond, else pair), "ignore", "pair" (even without
+        # a bond: what an impostor without the key can try).
+        self.protected = bool(scenario.get("protected", True))
+        self.security_request_answer = scenario.get("security_request", "respond")
         for spec in scenario.get("existing", []):
             n = self.make_notification(spec)
             self.notifications[n.uid] = n
@@ -321,6 +331,8 @@ class Phone:
 
     # -- GATT database ------------------------------------------------------
     def require_encryption(self, bearer) -> None:
+        if not self.protected:
+            return
         connection = getattr(bearer, "connection", None) or bearer
         if not connection.is_encrypted:
             raise att.ATT_Error(error_code=ATT_INSUFFICIENT_AUTHENTICATION)
@@ -732,11 +744,17 @@ class Phone:
 
     async def on_security_request(self, connection, auth_req: int) -> None:
         keys = await self.device.keystore.get(str(connection.peer_address))
-        self.rec.event("security_request", auth_req=f"0x{auth_req:02X}", bonded=keys is not None)
+        answer = self.security_request_answer
+        self.rec.event("security_request", auth_req=f"0x{auth_req:02X}", bonded=keys is not None,
+                       answer=answer)
+        if answer == "ignore" or connection.is_encrypted:
+            return
         try:
-            if keys is not None and not connection.is_encrypted:
+            if answer == "pair":
+                await connection.pair()
+            elif keys is not None:
                 await connection.encrypt()
-            elif not connection.is_encrypted:
+            else:
                 await connection.pair()
         except Exception as e:  # noqa: BLE001
             self.rec.event("security_error", error=repr(e))
@@ -996,6 +1014,7 @@ async def build_phone(link, recorder: Recorder, scenario: dict, address: str = P
         identity_address_type=identity_type)
 
     phone = Phone(device, recorder, scenario)
+    phone.controller = phone_ctrl  # the suite takes it off the link and back
     if phone.has_ams:
         device.add_service(phone.ams)
     if phone.has_cts:

@@ -8,6 +8,10 @@ start under TCG (Bumble: ~10 s), so all cases share one boot:
 
   kernel hci0 <-> /dev/vhci <-> Bumble controller ==LocalLink== phone 1 ("iPhone")
                                                             \\== phone 2 (a new identity)
+                                                            \\== phone 3 (LE privacy)
+                                                            \\== the impostor (case 15 only:
+                                                                phone 1's address, no key;
+                                                                phone 1 is off the link then)
   wristlink run --link bluez:hci0 --gpio chip --board board/vm/board.conf ...
   gpio-sim: the suite reads sim_gpioN/value and writes sim_gpioN/pull
 
@@ -45,6 +49,16 @@ PHONE2_ADDR = "E1:A5:00:00:00:02"  # the "new phone" of the refused-pairing case
 # random) and the IRK its resolvable private addresses are made from.
 PHONE3_ADDR = "E1:A5:00:00:00:03"
 PHONE3_IRK = bytes.fromhex("6b3c8e0f1a2d4c5b9e7f60718293a4b5")
+# The impostor case: how long after its connection the firmware must have
+# dropped a link from the bonded address that never encrypts. The firmware
+# aims at about 8-10 s (a 1.5 s wait for the phone to encrypt, then its own
+# Security Request); 15 s leaves room for TCG on a busy host.
+IMPOSTOR_BOUND_S = 15.0
+# The ringing call the impostor holds when it connects (replayed at once,
+# flagged PreExisting, as an iPhone replays a call that is ringing).
+IMPOSTOR_CALL = {"uid": 66, "category": "incoming_call", "flags": ["positive", "negative"],
+                 "app": "com.apple.mobilephone", "title": "Mallory", "message": "Incoming call",
+                 "positive_label": "Answer", "negative_label": "Decline", "date": "20260101T131500"}
 BTSNOOP_HEADER = 16
 # btmon's monitor records (src/shared/btsnoop.h): the low 16 bits of a
 # record's flags field.
@@ -469,6 +483,8 @@ class Suite:
 
     def keep_artifacts(self, case_dir: str, offsets: dict[str, int]) -> None:
         paths = set(offsets) | set(self.fw.files())
+        for p in self.phones:  # a phone made during the case (the impostor) from its start
+            paths |= {os.path.join(p.results, leaf) for leaf in ("events.jsonl", "cp_writes.txt", "phone.log")}
         for path in sorted(paths):
             if not os.path.exists(path):
                 continue
@@ -1197,6 +1213,192 @@ class Suite:
         s.summary.write(line + "\n")
         log.info("%s", line)
 
+    def link_live(self) -> bool:
+        """Whether the firmware's latest session event is one of a live link."""
+        self.fw.poll()
+        for e in reversed(self.fw.events):
+            if e.get("kind") == "session":
+                return e.get("state") not in ("advertising", "ended", "stopping")
+        return False
+
+    async def build_impostor(self) -> PhoneHandle:
+        """A second Bumble device with phone 1's identity address (static
+        random, as phone 1 connects from it) and a fresh keystore: no key for
+        the wearable. It serves ANCS, AMS and CTS without asking for
+        encryption and holds a ringing call. Its controller joins the link
+        only for case 15, while phone 1's is off it."""
+        results = os.path.join(self.args.out, "impostor")
+        keystore = os.path.join(results, "keystore.json")
+        if os.path.exists(keystore):
+            os.remove(keystore)
+        rec = P.Recorder(results)
+        scenario = {"existing": [IMPOSTOR_CALL], "apps": {"com.apple.mobilephone": "Phone"},
+                    "protected": False, "security_request": "ignore", "steps": []}
+        device, phone = await P.build_phone(self.link, rec, scenario, P.PHONE_ADDR, keystore=keystore,
+                                            name="impostor")
+        handle = PhoneHandle("impostor", device, phone, rec, results)
+        self.phones.append(handle)
+        return handle
+
+    async def impostor_turn(self, imp: PhoneHandle, answer: str) -> tuple[list[str], str]:
+        """One link of the impostor, which meets the wearable's Security
+        Request with `answer` ("ignore" or "pair"). Waits up to
+        IMPOSTOR_BOUND_S after the connection for the firmware to drop it
+        (else hangs up itself) while reading the call's lines in gpio-sim.
+        What went wrong (one line, or none) and a summary of the turn."""
+        s, fw = self, self.fw
+        imp.phone.security_request_answer = answer
+        label = f"impostor ({'Security Request ignored' if answer == 'ignore' else 'tries to pair'})"
+        problems: list[str] = []
+        fm, pm = fw.mark(), imp.rec.mark()
+        await s.connect(imp)
+        connected = imp.since(pm, "connected")[0]
+        check(not imp.since(pm, "encrypting_with_bond"), "the impostor had a key")
+        lit: dict[str, list[float]] = {"led-call": [], "vibration": []}
+        stop = asyncio.Event()
+
+        async def read_lines() -> None:
+            while not stop.is_set():
+                for name, seen in lit.items():
+                    if s.gpio.value(name):
+                        seen.append(time.monotonic() - imp.rec.t0 - connected["t"])
+                await asyncio.sleep(0.02)
+
+        reader = asyncio.create_task(read_lines())
+        s.note(f"{label}: wait up to {IMPOSTOR_BOUND_S:g} s for the firmware to drop it")
+        try:
+            left = IMPOSTOR_BOUND_S - (time.monotonic() - imp.rec.t0 - connected["t"])
+            gone = await imp.rec.wait_for(lambda r: r["event"] == "disconnected", max(left, 0.1), since=pm)
+        except asyncio.TimeoutError:
+            gone = None
+        finally:
+            stop.set()
+            await reader
+        if gone is None:
+            problems.append(f"the link was still up {IMPOSTOR_BOUND_S:g} s after the connection "
+                            "(the impostor hung up)")
+            await imp.step(do="disconnect", timeout=10)
+        if s.link_live():
+            await fw.wait(10, fm, "session", state="ended")
+        freed_s = gone["t"] - connected["t"] if gone else None
+
+        subscribed = fw.since(fm, "session", state="subscribed")
+        if subscribed:
+            problems.append(f"the wearable reported the session subscribed "
+                            f"(t_ms {subscribed[0]['t_ms']})")
+        notes = fw.since(fm, "notification")
+        if notes:
+            problems.append(f"its notifications reached the wearable: "
+                            + ", ".join(f"{e['event']} uid {e['uid']} {e.get('category')}" for e in notes))
+        lost = fw.since(fm, "phone", state="lost")
+        lost_ms = lost[0]["t_ms"] if lost else None
+        for name, seen in lit.items():
+            events = [e for e in fw.since(fm, "gpio", line=name, value=1)
+                      if lost_ms is None or e["t_ms"] < lost_ms]
+            if name == "vibration" and lost:
+                seen = []  # the phone-lost buzz (phone 1 away for phone-lost-ms) may use it
+            if seen or events:
+                problems.append(f"{name} went high (gpio-sim read 1 {len(seen)} times"
+                                + (f", first {seen[0]:.2f} s after the connection" if seen else "")
+                                + f"; firmware gpio events at t_ms {[e['t_ms'] for e in events][:5]})")
+        writes = [r["characteristic"] for r in imp.since(pm, "subscription") if r["characteristic"] != "service_changed"]
+        if writes:
+            problems.append(f"the wearable wrote the impostor's CCCDs: {', '.join(writes)}")
+        cp = imp.cp_writes(pm)
+        if cp:
+            problems.append(f"the wearable wrote its Control Point: {cp}")
+        used = [r["event"] for r in imp.since(pm) if r["event"] in
+                ("ams_command", "ams_entity_update", "ams_entity_attribute", "cts_read")]
+        if used:
+            problems.append(f"the wearable used its AMS/CTS: {sorted(set(used))}")
+        pairing = [e for e in fw.since(fm, "pairing")]
+        if [e for e in pairing if e.get("state") in ("consent-requested", "bonded", "accepted")]:
+            problems.append(f"pairing went on outside pairing mode: {pairing}")
+        if imp.since(pm, "paired"):
+            problems.append(f"the impostor paired")
+        why = [e for e in fw.since(fm) if "not-secured" in (str(e.get("reason", "")) + str(e.get("detail", "")))]
+        refused = [e for e in pairing if e.get("state") in ("refused", "stale-bond", "failed")]
+        if gone is not None and not why and not (answer == "pair" and refused):
+            problems.append(f"no event says why the link was dropped (no 'not-secured'"
+                            + (" and no refused pairing" if answer == "pair" else "") + ")")
+        ended = fw.since(fm, "session", state="ended")
+        began = fw.since(fm, "session", state="connected")
+        firmware_s = (ended[0]["t_ms"] - began[0]["t_ms"]) / 1000 if ended and began else None
+        seen = [{k: v for k, v in e.items() if k != "t_ms"} for e in why + refused]
+        summary = (f"{answer}: " + (f"freed {freed_s:.2f} s after the connection" if freed_s is not None
+                                    else f"not freed in {IMPOSTOR_BOUND_S:g} s")
+                   + (f" (firmware connected->ended {firmware_s:.2f} s)" if firmware_s is not None else "")
+                   + f", Security Request {'seen' if imp.since(pm, 'security_request') else 'none'}"
+                   + f", why {json.dumps(seen, separators=(',', ':'))}"
+                   + (f", subscribed, {len(notes)} notification(s)" if subscribed else ""))
+        return ([f"{label}: " + "; ".join(problems)] if problems else []), summary
+
+    async def case_impostor(self) -> None:
+        """Issue 26 item 1: a device that takes the bonded phone's identity
+        address but holds no key, serves ANCS without encryption and has a
+        call ringing. Twice: it ignores the wearable's Security Request,
+        then it tries to pair (outside pairing mode: refused). The wearable
+        must not subscribe, ring, write the Control Point or use AMS/CTS,
+        and must drop the link within IMPOSTOR_BOUND_S, saying why; the bond
+        stays as it was; then phone 1 comes back with its bond, subscribes
+        and a call rings."""
+        s, fw, p1 = self, self.fw, self.p1
+        on_mark = s.pairing_mode_on()
+        if on_mark is not None:
+            s.note("pairing mode is on: wait for its window to end (the impostor comes outside it)")
+            await fw.wait(125, on_mark, "pairing", state="off")
+        check(s.pairing_mode_on() is None, "pairing mode is on")
+        fm = fw.mark()
+        await s.disconnect(p1)
+        if s.link_live():
+            await fw.wait(10, fm, "session", state="ended")
+        with open(fw.bonds_path, "rb") as f:
+            bonds_before = f.read()
+        check(P.PHONE_ADDR.replace(":", "").lower().encode() in bonds_before.lower(),
+              "phone 1 is not bonded (case 1 bonds it)")
+        s.note("phone 1 leaves the link; the impostor (its address, no key) joins it")
+        s.link.remove_controller(p1.phone.controller)
+        problems: list[str] = []
+        turns: list[str] = []
+        imp = None
+        try:
+            imp = await s.build_impostor()
+            for answer in ("ignore", "pair"):
+                found, summary = await s.impostor_turn(imp, answer)
+                problems += found
+                turns.append(summary)
+        finally:
+            if imp is not None:
+                if imp.connected:
+                    await imp.step(do="disconnect", timeout=10)
+                s.link.remove_controller(imp.phone.controller)
+            s.link.add_controller(p1.phone.controller)
+        with open(fw.bonds_path, "rb") as f:
+            if f.read() != bonds_before:
+                problems.append("the bond file changed")
+
+        s.note("phone 1 comes back: encrypts with its bond, subscribes, a call rings")
+        back = ""
+        try:
+            fm = fw.mark()
+            pm = await s.connect(p1)
+            check(p1.since(pm, "encrypting_with_bond"), "phone 1 did not use its bond")
+            sub = await fw.wait(20, fm, "session", state="subscribed")
+            await fw.wait(5, fm, "session", state="secured")
+            await p1.step(do="wait_subscribed", timeout=10)
+            check(not p1.since(pm, "paired"), "phone 1 paired again")
+            began = fw.since(fm, "session", state="connected")
+            back = (f"; phone 1 subscribed {(sub['t_ms'] - began[0]['t_ms']) / 1000:.2f} s after connecting"
+                    if began else "; phone 1 subscribed")
+            await s.ring_and_answer(95, "accept", 0)
+            back += ", its call rang and was answered"
+        except CaseFailed as e:
+            problems.append(f"phone 1 afterwards: {e}")
+        line = f"INFO impostor: {'; '.join(turns)}{back}"
+        s.summary.write(line + "\n")
+        log.info("%s", line)
+        check(not problems, "; ".join(problems))
+
     async def wristlink(self, *args: str, timeout: float = 30) -> tuple[int, list[str], str]:
         """Runs the firmware's binary with `args` to its end; its exit code,
         stdout lines and stderr (all kept in the case's commands.txt)."""
@@ -1409,6 +1611,7 @@ class Suite:
             (12, "private-address", self.case_private_address, 120),
             (13, "media-time", self.case_media_time, 45),
             (14, "doctor-test-board", self.case_doctor_test_board, 90),
+            (15, "impostor", self.case_impostor, 240),
         ]
         only = set(int(x) for x in self.args.cases.split(",")) if self.args.cases else None
         cold_ok = True
