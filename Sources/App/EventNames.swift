@@ -52,6 +52,7 @@ extension EndReason {
         case .attTimeout: "att-timeout"
         case .attRefused: "att-refused"
         case .notSecured: "not-secured"
+        case .ancsUnavailable: "ancs-unavailable"
         case .subscribeFailed: "subscribe-failed"
         case .serviceChanged: "service-changed"
         case .encrypted: "encrypted"
@@ -101,6 +102,8 @@ extension LinkError {
         case .subscribeFailed(.dataSource): ("data-source", "subscribe-failed")
         case .subscribeFailed(.notificationSource): ("notification-source", "subscribe-failed")
         case .transactionTimeout: ("att", "transaction-timeout")
+        case .encryptionFailed(.timeout): ("encryption", "timeout")
+        case .encryptionFailed(.refused): ("encryption", "refused")
         case .companionWriteFailed(.remoteCommand, _): ("remote-command", "subscribe-failed")
         case .companionWriteFailed(.entityUpdate, _): ("entity-update", "write-failed")
         case .companionWriteFailed(.currentTime, _): ("current-time", "subscribe-failed")

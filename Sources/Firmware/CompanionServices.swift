@@ -98,9 +98,13 @@ struct CompanionServices {
         }
     }
 
-    /// A new link: nothing of the last one's services is known (the clock is).
+    /// A new link: nothing of the last one's services is known (the clock
+    /// is), not even where they were: a Service Changed on this link is
+    /// weighed against this link's database only.
     mutating func reset() {
         step = .notStarted
+        ams.restart()
+        cts.restart()
         outstanding = nil
         pendingMedia = nil
         remoteCommandHandle = 0
@@ -134,6 +138,10 @@ struct CompanionServices {
         switch step {
         case .discoveringAMS: ams.restart()
         case .discoveringCTS: cts.restart()
+        case .subscribingRemoteCommand, .subscribingEntityUpdate, .subscribingCurrentTime:
+            // The write that went out is spent: a fresh one for the same
+            // descriptor, or the step would never be written again.
+            cccd = CCCDWrite(handle: cccd.cccdHandle, value: cccd.value)
         default: break
         }
         return lost
@@ -350,6 +358,13 @@ struct CompanionServices {
                 return .time(.unknown(.badValue))
             }
             return .drop(.currentTime(error))
+        }
+        if !afterRead, timeRead != nil {
+            // A newer sample while Local Time Information is read for an
+            // older one: the newer is learned with the zone, the older
+            // never overwrites it.
+            timeRead = (time, now)
+            return nil
         }
         let zoneChanged = !time.adjustReason.intersection([.timeZoneChange, .dstChange]).isEmpty
         let hasLocalTime = cts.characteristic(.uuid16(CTSUUID.localTimeInformation)).map { $0.valueHandle != 0 } ?? false

@@ -17,6 +17,8 @@ public enum LinkState: Equatable, Sendable {
     case discoveringGATT
     case subscribingServiceChanged
     case discoveringANCS
+    /// ANCS is found; nothing is subscribed until the link is encrypted.
+    case awaitingEncryption
     case ancsAbsent
     case subscribingDataSource
     case subscribingNotificationSource
@@ -37,8 +39,11 @@ public enum EndReason: Equatable, Sendable {
     /// The bearer refused a bring-up request (its queue full): nothing would
     /// time out, so the link is ended.
     case attRefused
-    /// ANCS discovery was refused for want of security and the raise gave up.
+    /// The link was not encrypted in time, the raise failed, or ANCS
+    /// discovery was refused for want of security and the raise gave up.
     case notSecured
+    /// No usable ANCS after the bring-up retries.
+    case ancsUnavailable
     /// The phone refused a subscription (other than for permission).
     case subscribeFailed
     // The session ends, the link stays up:
@@ -101,9 +106,20 @@ public enum LinkError: Equatable, Sendable {
     case noNotificationSource
     case subscribeFailed(SubscribedSource)
     case transactionTimeout
+    /// The link could not be encrypted: it is dropped.
+    case encryptionFailed(EncryptionFailure)
     /// The phone refused a write to one of its AMS or CTS characteristics
     /// (a subscription or the Entity Update request), with this ATT error.
     case companionWriteFailed(CompanionCharacteristic, code: UInt8)
+}
+
+/// Why a link was never encrypted.
+public enum EncryptionFailure: Equatable, Sendable {
+    /// Not encrypted within the bound (`bondedEncryptionTimeoutMs`,
+    /// `pairingTimeoutMs`): a device with a bonded address but no key.
+    case timeout
+    /// The raise failed (no key, the pairing refused).
+    case refused
 }
 
 /// The characteristics of the phone's other services the link writes.

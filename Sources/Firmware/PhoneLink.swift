@@ -46,6 +46,24 @@ public struct PhoneLinkConfig: Sendable {
     /// that needs security waits for the phone to encrypt by itself before
     /// the wearable asks for it.
     public var bondedEncryptionWaitMs: Int64 = 1_500
+    /// On a link to a bonded phone: how long after the raise (asked
+    /// `bondedEncryptionWaitMs` after the connection) the link may stay
+    /// unencrypted before it is dropped. A bonded iPhone re-encrypts with
+    /// the stored key in a few connection intervals; a device that only
+    /// claims the bonded address has no key and never does.
+    public var bondedEncryptionTimeoutMs: Int64 = 6_000
+    /// On a link that is not to a bonded phone (pairing mode): how long
+    /// after the connection the pairing may take (SMP's own 30 s, the
+    /// wearer's consent window and the phone's dialog) before the link is
+    /// dropped.
+    public var pairingTimeoutMs: Int64 = 60_000
+    /// A bring-up step that failed for a reason other than security or the
+    /// user's permission (an ATT error, a malformed answer, no usable ANCS
+    /// on an encrypted link) is tried again after this wait, doubling...
+    public var bringUpRetryFirstMs: Int64 = 2_000
+    /// ...this many times; then the link is ended (a bonded iPhone
+    /// reconnects and starts afresh).
+    public var bringUpRetries = 2
     /// Once ANCS is live, use the phone's Apple Media Service and Current
     /// Time Service too (CompanionServices.swift). Off: ANCS alone.
     public var companionServices = true
@@ -72,6 +90,11 @@ public struct PhoneLinkCounters: Equatable, Sendable {
     public var raisesDeferred: UInt64 = 0
     /// ANCS discoveries started again because the link became encrypted.
     public var rediscoveriesAfterEncryption: UInt64 = 0
+    /// Links dropped because they were not encrypted in time, or the raise
+    /// failed (no key, pairing refused): nothing was subscribed on them.
+    public var encryptionFailures: UInt64 = 0
+    /// Bring-up steps tried again after a failure (`bringUpRetryFirstMs`).
+    public var bringUpRetries: UInt64 = 0
     public init() {}
 }
 
@@ -82,6 +105,9 @@ public struct PhoneLink: ~Copyable {
         case discoveringGATT
         case subscribingServiceChanged
         case discoveringANCS
+        /// ANCS is found; nothing is subscribed until the link is
+        /// encrypted with a bond's key (or a pairing the wearer allowed).
+        case awaitingEncryption
         case subscribingDataSource
         case subscribingNotificationSource
     }
@@ -93,9 +119,13 @@ public struct PhoneLink: ~Copyable {
     enum Phase: Equatable {
         case disconnected
         case bringUp(BringUpStep)
-        /// No ANCS (or no usable Notification Source): waits for Service
-        /// Changed or for encryption.
+        /// No ANCS on an unencrypted link: waits for encryption (bounded
+        /// by the link's encryption deadline) or Service Changed.
         case ancsAbsent
+        /// A bring-up step failed for a reason other than security or
+        /// permission; it is tried again at `at` (`bringUpRetries` times,
+        /// then the link ends).
+        case retrying(RetryStep, at: Instant)
         /// A subscription refused for want of the user's permission; the
         /// write for `retry` goes again at `at` (nil: it was due and could
         /// not be written, so nothing is timed until Service Changed).
@@ -104,6 +134,13 @@ public struct PhoneLink: ~Copyable {
         case live
         /// Writing the subscription again on the live link.
         case resubscribing(Resubscription)
+    }
+
+    /// What a retry does again.
+    enum RetryStep: Equatable {
+        /// ANCS discovery (failed, malformed, or no usable ANCS).
+        case discovery
+        case subscription(SubscribedSource)
     }
 
     public let config: PhoneLinkConfig
@@ -116,9 +153,12 @@ public struct PhoneLink: ~Copyable {
         case .bringUp(.discoveringGATT): .discoveringGATT
         case .bringUp(.subscribingServiceChanged): .subscribingServiceChanged
         case .bringUp(.discoveringANCS): .discoveringANCS
+        case .bringUp(.awaitingEncryption): .awaitingEncryption
         case .bringUp(.subscribingDataSource): .subscribingDataSource
         case .bringUp(.subscribingNotificationSource): .subscribingNotificationSource
-        case .ancsAbsent: .ancsAbsent
+        case .ancsAbsent, .retrying(.discovery, _): .ancsAbsent
+        case .retrying(.subscription(.dataSource), _): .subscribingDataSource
+        case .retrying(.subscription(.notificationSource), _): .subscribingNotificationSource
         case .waitingForPermission: .waitingForPermission
         case .live: .live
         case .resubscribing: .resubscribing
@@ -152,6 +192,11 @@ public struct PhoneLink: ~Copyable {
     private var security: SecurityRaise
     public var isRaisingSecurity: Bool { security.isOutstanding }
     private var permissionBackoff: Backoff
+    /// The link must be encrypted by then, or it is dropped (nil: it is
+    /// encrypted, or no link).
+    private var encryptionDueBy: Instant? = nil
+    private var bringUpBackoff: Backoff
+    private var bringUpFailures = 0
     /// AMS and CTS, run on the live link when the Control Point is idle.
     private var companion = CompanionServices()
     /// The phone's local time as its Current Time Service said (kept
@@ -161,6 +206,7 @@ public struct PhoneLink: ~Copyable {
     public init(config: PhoneLinkConfig) {
         self.config = config
         permissionBackoff = Backoff(firstMs: config.permissionRetryFirstMs, maxMs: config.permissionRetryMaxMs)
+        bringUpBackoff = Backoff(firstMs: config.bringUpRetryFirstMs, maxMs: config.bringUpRetryFirstMs << 4)
         security = SecurityRaise(bondedEncryptionWaitMs: config.bondedEncryptionWaitMs)
         watch = NotificationSourceWatch(keepAliveQuietMs: config.keepAliveQuietMs, resubscribeQuietMs: config.resubscribeQuietMs)
         bearer = ATTBearer(config: config.bearer)
@@ -227,11 +273,19 @@ public struct PhoneLink: ~Copyable {
         serviceChangedHandle = 0
         clearANCSHandles()
         companion.reset()
+        encryptionDueBy = now.advanced(byMs: bonded ? bondedEncryptionDeadlineMs : config.pairingTimeoutMs)
         emit(.connected, now: now, handler: &handler, effects: &effects)
         phase = .bringUp(.exchangingMTU)
+        // A bonded phone is asked for encryption if it has not encrypted
+        // by itself within the wait; nothing is subscribed before.
+        if bonded { requestSecurity(attempt: 1, now: now) }
         PDUWriter.exchangeMTURequest(&scratch, clientMTU: UInt16(config.bearer.maxMTU))
         submit(now: now, handler: &handler, effects: &effects)
     }
+
+    /// From the connection: the wait for the phone's own encryption, then
+    /// the raise's own time.
+    private var bondedEncryptionDeadlineMs: Int64 { config.bondedEncryptionWaitMs + config.bondedEncryptionTimeoutMs }
 
     public mutating func linkDown<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(reason: EndReason, now: Instant, handler: inout H, effects: inout Effects<S>) {
         guard phase != .disconnected else { return }
@@ -240,6 +294,7 @@ public struct PhoneLink: ~Copyable {
         longWrite.reset()
         phase = .disconnected
         generation &+= 1
+        encryptionDueBy = nil
         clearSecurityAndRetries()
         abandonCompanion(dropMedia: true, now: now, handler: &handler, effects: &effects)
         companion.reset()
@@ -257,19 +312,30 @@ public struct PhoneLink: ~Copyable {
     private mutating func clearSecurityAndRetries() {
         security.reset()
         permissionBackoff.reset()
+        bringUpBackoff.reset()
+        bringUpFailures = 0
     }
 
-    /// The platform learned after `linkUp` that the phone is bonded.
+    /// The platform learned after `linkUp` that the phone is bonded: it
+    /// must encrypt within the bonded link's bound, and is asked to once
+    /// the wait is over.
     public mutating func peerBonded(now: Instant) {
         guard phase != .disconnected else { return }
         isBonded = true
+        guard !isEncrypted else { return }
+        let due = linkUpAt.advanced(byMs: bondedEncryptionDeadlineMs)
+        if encryptionDueBy.map({ due < $0 }) ?? true { encryptionDueBy = due }
+        if security.state == .idle { requestSecurity(attempt: 1, now: now) }
     }
 
     /// The platform's answer to `raiseSecurity` (or an encryption change it saw).
     public mutating func securityChanged<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(encrypted: Bool, now: Instant, handler: inout H, effects: inout Effects<S>) {
         let becameEncrypted = encrypted && !isEncrypted
         if becameEncrypted { emit(.secured, now: now, handler: &handler, effects: &effects) }
-        isEncrypted = encrypted
+        // An LE link stays encrypted until it ends: "not encrypted" after
+        // that is a raise for more that failed, not a link gone clear.
+        isEncrypted = isEncrypted || encrypted
+        if encrypted { encryptionDueBy = nil }
         // The answer to an outstanding raise; a deferred one is no longer
         // needed once the phone has encrypted by itself.
         security.securityChanged(encrypted: encrypted)
@@ -281,6 +347,37 @@ public struct PhoneLink: ~Copyable {
             counters.rediscoveriesAfterEncryption &+= 1
             restartANCS(reason: .encrypted, now: now, handler: &handler, effects: &effects)
         }
+        guard phase == .bringUp(.awaitingEncryption) else { return }
+        if encrypted {
+            subscribeDataSource(now: now, handler: &handler, effects: &effects)
+        } else {
+            // The raise failed (no key, pairing refused): this link is
+            // never trusted.
+            encryptionFailed(.refused, now: now, handler: &handler, effects: &effects)
+        }
+    }
+
+    /// The link could not be encrypted: dropped, counted, nothing of ANCS
+    /// (or AMS, CTS) having been used on it.
+    private mutating func encryptionFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ why: EncryptionFailure, now: Instant, handler: inout H, effects: inout Effects<S>) {
+        encryptionDueBy = nil
+        counters.encryptionFailures &+= 1
+        emit(.error(.encryptionFailed(why)), now: now, handler: &handler, effects: &effects)
+        act(.disconnect(reason: .notSecured))
+    }
+
+    /// A bring-up step failed for a reason other than security or the
+    /// user's permission: tried again after a back-off, a bounded number of
+    /// times; then the link is ended, so no phase waits for ever.
+    private mutating func bringUpStepFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ step: RetryStep, now: Instant, handler: inout H, effects: inout Effects<S>) {
+        guard bringUpFailures < config.bringUpRetries else {
+            phase = .ancsAbsent
+            act(.disconnect(reason: step == .discovery ? .ancsUnavailable : .subscribeFailed))
+            return
+        }
+        bringUpFailures += 1
+        counters.bringUpRetries &+= 1
+        phase = .retrying(step, at: now.advanced(byMs: bringUpBackoff.fail()))
     }
 
     /// Asks the platform for security once: not while a raise is
@@ -427,7 +524,7 @@ public struct PhoneLink: ~Copyable {
 
     private mutating func response<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ response: ATTPDU, pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
         switch phase {
-        case .disconnected, .ancsAbsent, .waitingForPermission:
+        case .disconnected, .ancsAbsent, .waitingForPermission, .retrying, .bringUp(.awaitingEncryption):
             // Nothing of this generation is outstanding in these phases.
             counters.staleResponses &+= 1
         case .bringUp(.exchangingMTU):
@@ -465,18 +562,16 @@ public struct PhoneLink: ~Copyable {
             case .done:
                 ancsDiscovered(now: now, handler: &handler, effects: &effects)
             case .serviceNotFound:
-                phase = .ancsAbsent
                 emit(.ancsAbsent, now: now, handler: &handler, effects: &effects)
-                // Some iPhones show ANCS only once the link is encrypted:
-                // ask, and `securityChanged` discovers again.
-                if !isEncrypted { requestSecurity(attempt: 1, now: now) }
+                ancsUnusable(now: now, handler: &handler, effects: &effects)
             case .failed(let reason):
-                phase = .ancsAbsent
                 if case .attError(_, let code) = reason, ATTErrorCode.isSecurity(code) {
+                    phase = .ancsAbsent
                     emit(.error(.ancsDiscoveryNotSecured), now: now, handler: &handler, effects: &effects)
                     act(.disconnect(reason: .notSecured))
                 } else {
                     emit(.error(.ancsDiscoveryFailed), now: now, handler: &handler, effects: &effects)
+                    bringUpStepFailed(.discovery, now: now, handler: &handler, effects: &effects)
                 }
             }
         case .bringUp(.subscribingDataSource):
@@ -492,6 +587,8 @@ public struct PhoneLink: ~Copyable {
             phase = .live
             watch.traffic(now: now)
             permissionBackoff.reset()
+            bringUpBackoff.reset()
+            bringUpFailures = 0
             if config.companionServices, companion.step == .notStarted { companion.start() }
             emit(.subscribed, now: now, handler: &handler, effects: &effects)
         case .resubscribing(.probeFailed):
@@ -556,9 +653,8 @@ public struct PhoneLink: ~Copyable {
             emit(.permissionWaiting(retryInMs: retryMs), now: now, handler: &handler, effects: &effects)
             return
         }
-        phase = .ancsAbsent
         emit(.error(.subscribeFailed(what)), now: now, handler: &handler, effects: &effects)
-        act(.disconnect(reason: .subscribeFailed))
+        bringUpStepFailed(.subscription(what), now: now, handler: &handler, effects: &effects)
     }
 
     private mutating func retrySubscription<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ source: SubscribedSource, now: Instant, handler: inout H, effects: inout Effects<S>) {
@@ -584,15 +680,33 @@ public struct PhoneLink: ~Copyable {
 
     private mutating func ancsDiscovered<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
         guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)), ns.cccdHandle != 0 else {
-            phase = .ancsAbsent
             emit(.error(.noNotificationSource), now: now, handler: &handler, effects: &effects)
             emit(.ancsAbsent, now: now, handler: &handler, effects: &effects)
-            return
+            return ancsUnusable(now: now, handler: &handler, effects: &effects)
         }
         notificationSourceHandle = ns.valueHandle
         controlPointHandle = ancsDiscovery.characteristic(.uuid128(ANCSUUID.controlPoint))?.valueHandle ?? 0
         emit(.discovered, now: now, handler: &handler, effects: &effects)
+        guard isEncrypted else {
+            // Trusted only once encrypted: subscribed from `securityChanged`.
+            phase = .bringUp(.awaitingEncryption)
+            requestSecurity(attempt: 1, now: now)
+            return
+        }
         subscribeDataSource(now: now, handler: &handler, effects: &effects)
+    }
+
+    /// No usable ANCS. Unencrypted, some iPhones show it only once the link
+    /// is encrypted: ask, and `securityChanged` discovers again (the
+    /// encryption deadline bounds the wait). Encrypted, discovery is tried
+    /// again after a back-off, then the link ends.
+    private mutating func ancsUnusable<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
+        if isEncrypted {
+            bringUpStepFailed(.discovery, now: now, handler: &handler, effects: &effects)
+        } else {
+            phase = .ancsAbsent
+            requestSecurity(attempt: 1, now: now)
+        }
     }
 
     /// Data Source first (when the phone has it), then Notification Source.
@@ -735,7 +849,9 @@ public struct PhoneLink: ~Copyable {
         var next = earliest(bearer.deadline, session.deadline)
         if phase == .live, !session.hasCommandInFlight, companion.outstanding == nil { next = earliest(next, watch.deadline) }
         next = earliest(next, security.deadline)
+        if !isEncrypted { next = earliest(next, encryptionDueBy) }
         if case .waitingForPermission(_, let at?) = phase { next = earliest(next, at) }
+        if case .retrying(_, let at) = phase { next = earliest(next, at) }
         return next
     }
 
@@ -752,7 +868,17 @@ public struct PhoneLink: ~Copyable {
                 process(.response(error, tag: rawTag), pdu: Span<UInt8>(), now: now, handler: &handler, effects: &effects)
             }
         }
+        if let due = encryptionDueBy, !isEncrypted, now >= due {
+            encryptionFailed(.timeout, now: now, handler: &handler, effects: &effects)
+            return
+        }
         if let attempt = security.advance(now: now) { raiseSecurityNow(attempt: attempt) }
+        if case .retrying(let step, let at) = phase, now >= at {
+            switch step {
+            case .discovery: startANCSDiscovery(now: now, handler: &handler, effects: &effects)
+            case .subscription(let source): retrySubscription(source, now: now, handler: &handler, effects: &effects)
+            }
+        }
         if case .waitingForPermission(let retry, let at?) = phase, now >= at {
             phase = .waitingForPermission(retry: retry, at: nil)
             retrySubscription(retry, now: now, handler: &handler, effects: &effects)

@@ -155,6 +155,11 @@ public struct WearableCore: ~Copyable {
     private var stopping = false
     /// A phone subscribed on some link (the UNIX link's "bonded phone").
     private var phoneKnown = false
+    /// The link up now is from the known phone's address (the controller
+    /// says it is bonded; on the UNIX link, once a phone subscribed). It
+    /// counts as the phone only once it is encrypted: an address is easy
+    /// to take, the bond's key is not.
+    private var linkFromKnownPhone = false
 
     public init(config: WearableConfig, bonds: consuming BondStore = BondStore()) {
         board = config.board
@@ -190,18 +195,20 @@ public struct WearableCore: ~Copyable {
         // Without a controller the simulated phone is the only phone: once
         // one has subscribed, every link is its (Bluetooth waits for the
         // controller to say the peer is bonded).
-        if !controller.config.enabled, phoneKnown { phoneConnected(now: now, into: &effects) }
+        if !controller.config.enabled { linkFromKnownPhone = phoneKnown }
         applyPatterns(now: now, into: &effects)
     }
 
+    /// The known phone is back: its address, and the link encrypted.
     private mutating func phoneConnected<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
-        guard phoneWatch.phoneConnected() else { return }
+        guard linkFromKnownPhone, phone.isEncrypted, phoneWatch.phoneConnected() else { return }
         emit(.phoneLost(false), now: now, into: &effects)
         alerts.feedback(policy.phoneBack, now: now)
     }
 
     public mutating func linkDown<S: EventSink & ~Copyable>(reason: EndReason, now: Instant, into effects: inout Effects<S>) {
         alerts.pairingMode = controller.isPairingMode
+        linkFromKnownPhone = false
         phone.linkDown(reason: reason, now: now, handler: &alerts, effects: &effects)
         phoneWatch.linkEnded(now: now, excused: controller.isPairingMode || stopping)
         applyPatterns(now: now, into: &effects)
@@ -221,6 +228,7 @@ public struct WearableCore: ~Copyable {
         if encrypted { peerWasEncrypted = true }
         alerts.pairingMode = controller.isPairingMode
         phone.securityChanged(encrypted: encrypted, now: now, handler: &alerts, effects: &effects)
+        phoneConnected(now: now, into: &effects)
         applyPatterns(now: now, into: &effects)
     }
 
@@ -251,8 +259,11 @@ public struct WearableCore: ~Copyable {
             case .consent, .controllerGone:
                 if !controller.isPairingMode { alerts.stopPairing(now: now) }
             case .connected(bonded: true, _):
+                linkFromKnownPhone = true
                 phone.peerBonded(now: now)
                 phoneConnected(now: now, into: &effects)
+            case .connected(bonded: false, _):
+                linkFromKnownPhone = false
             default:
                 break
             }

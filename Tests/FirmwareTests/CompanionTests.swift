@@ -194,4 +194,34 @@ struct CompanionTests {
         let expected = CivilDateTime(year: 2026, month: 12, day: 1, hour: 22, minute: 17, second: 3)!
         #expect(rig.core.phone.phoneClock.local(at: rig.now) == expected)
     }
+
+    @Test("Service Changed covering only ANCS while the Current Time CCCD write is out: once ANCS is live again the same CCCD write goes out again")
+    func serviceChangedOverANCSRewritesTheCompanionCCCD() {
+        var rig = CoreRig(policy: mediaPolicy(), companions: true)
+        let discovered = rig.play(CompanionWire.amsDiscovery + CompanionWire.amsSubscribe + CompanionWire.ctsDiscovery
+            + Array(CompanionWire.ctsRead.dropLast()))
+        #expect(discovered)
+        // ANCS (0x0B-0x14) moved; AMS and CTS did not. The CCCD write's
+        // answer would come under the old database: it is skipped.
+        rig.phone("1D 03 00 0B 00 14 00")
+        let again = rig.play([.firmware("1E"), .phone("13")] + Script.ancsDiscovery + Script.subscribe
+            + [.firmware("12 33 00 01 00"), .phone("13")])
+        #expect(again)
+        #expect(rig.sent == [], "AMS and CTS are up")
+        #expect(rig.core.phone.phoneClock.utcOffsetMin == 60, "the phone's clock was learned")
+    }
+
+    @Test("a Current Time notification that arrives while Local Time Information is read for an older sample is the time learned; the older never overwrites it")
+    func newerCurrentTimeWinsOverOlderRead() {
+        var rig = CoreRig(policy: mediaPolicy(), companions: true)
+        let up = rig.play(CompanionWire.amsDiscovery + CompanionWire.amsSubscribe + CompanionWire.ctsDiscovery
+            + [.firmware("0A 32 00"), .phone("0B EA 07 0C 01 16 0F 03 02 00 00"), .firmware("0A 35 00")])
+        #expect(up)
+        rig.advance(ms: 5_000)
+        // The phone's clock was set forward: 22:20:00, reason manual (bit 0).
+        rig.phone("1B 32 00 EA 07 0C 01 16 14 00 02 00 01")
+        rig.phone("0B 04 00")
+        let expected = CivilDateTime(year: 2026, month: 12, day: 1, hour: 22, minute: 20, second: 0)!
+        #expect(rig.core.phone.phoneClock.local(at: rig.now) == expected)
+    }
 }

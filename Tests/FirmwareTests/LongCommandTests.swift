@@ -13,13 +13,27 @@ struct LinkRig: ~Copyable {
     var now = Instant(ms: 1_000)
     var events: [LinkEvent] = []
     var actions: [LinkAction] = []
+    /// A raise asked for on an unencrypted link is answered "encrypted" at
+    /// once, as the UNIX link (and a kernel with the bond's key) does.
+    /// False: the test answers, or the link never encrypts.
+    var answersRaises = true
 
     mutating func settle() {
         for _ in 0..<4 {
             while let e = link.nextEvent() { events.append(e) }
             link.flush(now: now)
+            while let a = link.nextAction() {
+                actions.append(a)
+                if answersRaises, case .raiseSecurity = a, !link.isEncrypted { link.securityChanged(encrypted: true, now: now) }
+            }
         }
-        while let a = link.nextAction() { actions.append(a) }
+    }
+
+    /// Moves the clock on by `ms` and lets the link's timers run.
+    mutating func advance(ms: Int64) {
+        now = now.advanced(byMs: ms)
+        link.advance(now: now)
+        settle()
     }
 
     mutating func sent() -> [String] {
@@ -85,6 +99,7 @@ struct LongCommandTests {
         #expect(rig.link.state == .live, "bring-up at MTU 23 leaves the link live", sourceLocation: sourceLocation)
         #expect(rig.link.bearer.mtu == 23, sourceLocation: sourceLocation)
         rig.events.removeAll()
+        rig.actions.removeAll()
         return rig
     }
 

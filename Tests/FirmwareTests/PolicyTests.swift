@@ -47,6 +47,9 @@ struct CoreRig: ~Copyable {
         core.start(now: now, into: &effects)
         settle()
         core.linkUp(now: now, into: &effects)
+        // A bonded phone encrypts the link by itself at reconnection, as
+        // iPhones do; nothing is subscribed before.
+        if core.phone.isBonded { core.securityChanged(encrypted: true, now: now, into: &effects) }
         settle()
         var broken = false
         for (i, step) in (script ?? Script.bringUp).enumerated() {
@@ -72,15 +75,24 @@ struct CoreRig: ~Copyable {
 
     /// Settles like the runner: queued commands, then PDUs, management
     /// commands, link actions, line changes (events are already recorded).
+    /// A raise is answered "encrypted" at once, as the UNIX link does; what
+    /// the answer lets the link send goes out in the same settle.
     mutating func settle() {
-        core.flush(now: now, into: &effects)
         var out = ByteBuffer(capacity: 1024)
-        while core.popOutgoing(into: &out) { sent.append(toHex(out.toArray())) }
-        while core.popControllerCommand(into: &out) { management.append(toHex(out.toArray())) }
-        while let action = core.nextAction() {
-            if case .raiseSecurity = action { core.securityChanged(encrypted: true, now: now, into: &effects) }
+        for _ in 0..<2 {
+            core.flush(now: now, into: &effects)
+            while core.popOutgoing(into: &out) { sent.append(toHex(out.toArray())) }
+            while core.popControllerCommand(into: &out) { management.append(toHex(out.toArray())) }
+            var answered = false
+            while let action = core.nextAction() {
+                if case .raiseSecurity = action {
+                    core.securityChanged(encrypted: true, now: now, into: &effects)
+                    answered = true
+                }
+            }
+            while core.nextLineChange() != nil {}
+            if !answered { break }
         }
-        while core.nextLineChange() != nil {}
     }
 
     mutating func phone(_ text: String) {

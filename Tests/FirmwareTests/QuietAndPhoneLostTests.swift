@@ -97,7 +97,10 @@ struct PhoneLostTests {
         #expect(rig.events.filter { $0 == .phoneLost(true) }.count == 1, "reported once")
         rig.core.linkUp(now: rig.now, into: &rig.effects)
         rig.settle()
-        #expect(rig.events.contains(.phoneLost(false)))
+        #expect(!rig.events.contains(.phoneLost(false)), "an address alone is not the phone")
+        rig.core.securityChanged(encrypted: true, now: rig.now, into: &rig.effects)
+        rig.settle()
+        #expect(rig.events.contains(.phoneLost(false)), "back once its link is encrypted")
         #expect(rig.everOn("vibration", forMs: 1_000) == false, "back is a blink, no buzz")
     }
 

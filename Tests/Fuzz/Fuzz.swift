@@ -251,10 +251,21 @@ func fuzzPhoneLink(_ input: Span<UInt8>) {
         link.flush(now: now)
         while link.popOutgoing(into: &out) { precondition(out.count > 0 && out.count <= link.bearer.mtu) }
         while link.nextEvent() != nil {}
-        while link.nextAction() != nil {}
+        // As the runner does: a disconnection asked for ends the link.
+        while let action = link.nextAction() {
+            if case .disconnect(let reason) = action { link.linkDown(reason: reason, now: now) }
+        }
+        while link.nextEvent() != nil {}
         precondition(link.session.table.count <= config.session.notificationCapacity)
         precondition(link.session.queuedCount <= config.session.fetchQueueCapacity + config.session.actionQueueCapacity)
         if !link.session.isActive { precondition(link.session.table.count == 0) }
+        // Trusted only once encrypted: no session, no live link before.
+        if link.state == .live || link.session.isActive { precondition(link.isEncrypted, "a session on an unencrypted link") }
+        // No phase without a way out: every one but live (and no link)
+        // has a deadline.
+        if link.state != .live && link.state != .disconnected {
+            precondition(link.deadline != nil, "a bring-up phase without a deadline: \(link.state)")
+        }
     }
 }
 

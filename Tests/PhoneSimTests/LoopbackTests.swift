@@ -16,18 +16,19 @@ struct LoopbackTests {
         return rig
     }
 
-    @Test("bring-up: the first ANCS write gets 0x05, the phone pairs, the wearable retries the same write and goes live")
+    @Test("bring-up: ANCS found on the unencrypted link, the wearable asks for security before any subscription; the phone pairs and the one Data Source CCCD write goes live")
     func bringUpPairsAndGoesLive() {
         var rig = Loopback()
         rig.connect()
-        #expect(rig.state == .subscribingDataSource, "the retry waits while pairing runs")
+        #expect(rig.state == .subscribingDataSource, "the write waits at the phone while pairing runs")
+        #expect(rig.raises == 1)
         rig.run(forMs: 99)
         #expect(rig.state == .subscribingDataSource)
         rig.run(forMs: 1)
         #expect(rig.state == .live)
-        #expect(rig.trace.filter { $0 == "W> 12 18 00 01 00" }.count == 2, "the Data Source CCCD write is sent twice")
-        #expect(rig.trace.contains("P> 01 12 18 00 05"))
-        #expect(rig.phone.counters.pdusHeldDuringPairing >= 1, "the retry (and anything else the wearable sent) waited for pairing")
+        #expect(rig.trace.filter { $0 == "W> 12 18 00 01 00" }.count == 1, "the Data Source CCCD write is sent once, after the raise")
+        #expect(!rig.trace.contains("P> 01 12 18 00 05"), "never refused for want of security: nothing is subscribed unencrypted")
+        #expect(rig.phone.counters.pdusHeldDuringPairing >= 1, "the write (and anything else the wearable sent) waited for pairing")
         #expect(rig.phone.isBonded == true)
         #expect(rig.ncEvents.contains(.secured))
         #expect(rig.ncEvents.contains(.subscribed))
@@ -282,7 +283,8 @@ struct LoopbackTests {
         #expect(rig.state == .live, "live without waiting for a pairing")
         #expect(rig.phoneEvents.filter { $0 == .pairingStarted }.count == 1)
         #expect(rig.phoneEvents.contains(.secured(newlyPaired: false)))
-        #expect(rig.phoneEvents.filter { if case .errorAnswered(_, 0x05, _) = $0 { true } else { false } }.count == 1)
+        #expect(rig.phoneEvents.filter { if case .errorAnswered(_, 0x05, _) = $0 { true } else { false } }.count == 0,
+                "the wearable asks for security before it subscribes: nothing is refused for want of it")
     }
 
     @Test("requiresSecurity false: no 0x05 and no pairing")
@@ -293,7 +295,7 @@ struct LoopbackTests {
         rig.connect()
         #expect(rig.state == .live)
         #expect(!rig.phoneEvents.contains(.pairingStarted))
-        #expect(!rig.ncEvents.contains(.secured))
+        #expect(rig.ncEvents.contains(.secured), "the wearable still asks for encryption before it subscribes; the UNIX-like loopback grants it")
     }
 
     @Test("a scenario: wait until subscribed, ring, wait for the answer, then a message")
