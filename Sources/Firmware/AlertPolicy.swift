@@ -31,8 +31,9 @@
 //   for them up to `ruleWaitMs`, then the category's alert plays. Once an
 //   app identifier is known, the app's display name is asked for once per
 //   session (events stream only).
-// - Unread indicator: an output held on while the CategoryCount of any chosen
-//   category is above zero.
+// - Unread indicator: an output held on while the phone's count of any
+//   chosen category is above zero (the session's table keeps the counts
+//   from every Notification Source event, evicted UIDs included).
 // - Waiting for permission: the policy's `waiting-permission` feedback plays
 //   until subscribed or the link ends.
 // - Quiet hours (`quiet` lines, by the phone's clock from CTS): an alert
@@ -62,9 +63,6 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     /// A value per output, for every output a board may have
     /// (`BoardConfig.maxOutputs`, checked at `init`).
     typealias PerOutput<T> = InlineArray<8, T>
-    /// A value per defined category (reserved ones count as Other),
-    /// checked at `init`.
-    typealias PerCategory<T> = InlineArray<12, T>
 
     /// A notification whose alert lasts until it is removed.
     struct Sustained {
@@ -107,7 +105,6 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     private var sustained: FixedArray<Sustained>
     private var sustainedNow: PerOutput<SustainedChoice?> = InlineArray(repeating: nil)
     private var sustainSequence: UInt64 = 0
-    private var categoryCounts: PerCategory<UInt8>
     private var unreadShown = false
     private var permissionShown = false
     private let motorMask: UInt64
@@ -119,7 +116,6 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
         // The fixed tables' sizes against what a board and the protocol allow.
         precondition(BoardConfig.maxOutputs <= PerOutput<Int16>.count, "per-output tables are smaller than a board may be")
         precondition(config.board.outputs.count <= BoardConfig.maxOutputs, "a board with more outputs than BoardConfig allows")
-        precondition(CategoryID.knownCount <= PerCategory<UInt8>.count, "a category without a count slot")
         board = config.board
         policy = config.policy
         ruleWaitMs = config.ruleWaitMs
@@ -128,7 +124,6 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
         player = PatternPlayer(outputCount: max(1, config.board.outputs.count), patternsPerOutput: 4)
         pending = FixedArray(capacity: config.pendingAlertCapacity)
         sustained = FixedArray(capacity: config.link.session.notificationCapacity)
-        categoryCounts = InlineArray(repeating: 0)
         var mask: UInt64 = 0
         for (i, spec) in config.board.outputs.enumerated() where spec.kind == .motor { mask |= 1 << UInt64(i) }
         motorMask = mask
@@ -156,18 +151,15 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
             switch change {
             case .added(let record, let evicted):
                 if let evicted { forget(evicted.uid, now: now) }
-                count(record)
                 if !isReplay(record, now: now) { arrive(record, session: &session, now: now) }
             case .modified(let record, _):
-                count(record)
                 if policy.realertOnModified, !isReplay(record, now: now) { arrive(record, session: &session, now: now) }
             case .removed(let record):
-                count(record)
                 forget(record.uid, now: now)
             case .removedUnknown:
                 break
             }
-            updateUnread(now: now)
+            updateUnread(session: session, now: now)
         case .command(let result):
             commandFinished(result, session: &session, now: now)
         case .time(.learned(let clock, _)):
@@ -191,7 +183,6 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
             permissionShown = false
             replayUntil = nil
             pending.removeAll()
-            categoryCounts = InlineArray(repeating: 0)
             unreadShown = false
             if reason.linkStaysUp {
                 carryLastingAlerts(now: now)
@@ -314,11 +305,6 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
         if let until = replayUntil, now >= until { return false }
         counters.unflaggedReplays &+= 1
         return true
-    }
-
-    private mutating func count(_ record: NotificationRecord) {
-        let c = Int(record.category.effective.rawValue)
-        categoryCounts[c] = record.categoryCount
     }
 
     /// A notification that may alert: now, or once the attributes its
@@ -514,10 +500,12 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
         return false
     }
 
-    private mutating func updateUnread(now: Instant) {
+    private mutating func updateUnread(session: borrowing Session, now: Instant) {
         guard let unread = policy.unread else { return }
         var any = false
-        for c in 0..<PerCategory<UInt8>.count where unread.categories & (1 << UInt16(c)) != 0 && categoryCounts[c] > 0 { any = true }
+        for c in 0..<CategoryID.knownCount where unread.categories & (1 << UInt16(c)) != 0 {
+            if session.table.categoryCount(CategoryID(rawValue: UInt8(c))) > 0 { any = true }
+        }
         guard any != unreadShown else { return }
         unreadShown = any
         if any {

@@ -531,15 +531,16 @@ public struct PhoneLink: ~Copyable {
 
     /// The session's answer to a failed Control Point write. When it removed
     /// the notification (0xA2: the phone no longer has the UID), the removal
-    /// is reported as a table change with one fewer in its category, as the
-    /// phone's own Removed would have said, so counts and the unread
-    /// indicator stay true.
+    /// is reported as a table change with the count the table now holds for
+    /// its category (one fewer than the phone's latest), as the phone's own
+    /// Removed would have said, so counts and the unread indicator stay true.
     private mutating func controlPointWriteFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(attErrorCode code: UInt8, now: Instant, handler: inout H, effects: inout Effects<S>) -> CommandResult? {
         let target = session.commandInFlight?.uid.flatMap { session.table.record(uid: $0) }
         let result = session.controlPointWriteFailed(attErrorCode: code)
         if var record = target, session.table.record(uid: record.uid) == nil {
             counters.removedByInvalidUID &+= 1
-            record.categoryCount = record.categoryCount == 0 ? 0 : record.categoryCount - 1
+            record.lastEvent = .removed
+            record.categoryCount = session.table.categoryCount(record.category)
             emit(.notification(.removed(record)), now: now, handler: &handler, effects: &effects)
         }
         return result
