@@ -9,6 +9,7 @@ import ANCS
 import ATT
 import Bounded
 import CTS
+import Platform
 
 /// Where the link is in its bring-up.
 public enum LinkState: Equatable, Sendable {
@@ -56,6 +57,18 @@ public enum EndReason: Equatable, Sendable {
         switch self {
         case .serviceChanged, .encrypted, .keepAlive, .notificationSourceSilent: true
         default: false
+        }
+    }
+
+    /// The wearable ended the link itself: the link asked for it (an ATT
+    /// timeout, a refused request, security or a subscription that failed),
+    /// or its own Bluetooth stack did (`LinkInput.endedByLocalHost`: a
+    /// controller reset). The phone was in reach when it ended.
+    public var endedByWearable: Bool {
+        switch self {
+        case .attTimeout, .attRefused, .notSecured, .subscribeFailed: true
+        case .platform(let name): name == LinkInput.endedByLocalHost
+        case .serviceChanged, .encrypted, .keepAlive, .notificationSourceSilent: false
         }
     }
 }
