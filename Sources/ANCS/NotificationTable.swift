@@ -30,6 +30,10 @@ public struct NotificationRecord: Equatable, Sendable {
     public var sequence: UInt64
     /// Attributes whose values arrived in this session.
     public var attributesKnown: NotificationAttributeSet
+    /// The app it is from, as `AppHash` of its AppIdentifier; 0 until
+    /// that attribute arrived (what tells a call replayed under a new UID
+    /// from another app's call).
+    public var appHash: UInt32
 
     public var isIncomingCall: Bool { category == .incomingCall }
 
@@ -37,7 +41,7 @@ public struct NotificationRecord: Equatable, Sendable {
 
     public init(
         uid: UInt32, category: CategoryID, flags: EventFlags, categoryCount: UInt8, lastEvent: EventID, sequence: UInt64,
-        attributesKnown: NotificationAttributeSet
+        attributesKnown: NotificationAttributeSet, appHash: UInt32 = 0
     ) {
         self.uid = uid
         self.category = category
@@ -46,6 +50,7 @@ public struct NotificationRecord: Equatable, Sendable {
         self.lastEvent = lastEvent
         self.sequence = sequence
         self.attributesKnown = attributesKnown
+        self.appHash = appHash
     }
 }
 
@@ -155,9 +160,12 @@ public struct NotificationTable: ~Copyable {
         return record
     }
 
-    public mutating func markAttributesKnown(uid: UInt32, _ attributes: NotificationAttributeSet) {
+    /// `appHash`: the app of the values that arrived, when AppIdentifier
+    /// was among them (0 otherwise).
+    public mutating func markAttributesKnown(uid: UInt32, _ attributes: NotificationAttributeSet, appHash: UInt32 = 0) {
         guard let index = records.firstIndex(where: { $0.uid == uid }) else { return }
         records[index].attributesKnown.formUnion(attributes)
+        if appHash != 0 { records[index].appHash = appHash }
     }
 
     /// The most recent record satisfying `predicate`.

@@ -461,7 +461,8 @@ public struct Session: ~Copyable {
             }
             switch command {
             case .getNotificationAttributes(let uid, let attributes):
-                table.markAttributesKnown(uid: uid, attributes)
+                let app = reassembler.received(.appIdentifier) ? AppHash.of(reassembler.valueBuffer(.appIdentifier)) : 0
+                table.markAttributesKnown(uid: uid, attributes, appHash: app)
                 return .completed(.attributesReceived(uid: uid))
             case .getAppAttributes(let appIdentifier, _):
                 appNames.insert(appIdentifier, displayName: AppDisplayName(reassembler.displayName))

@@ -72,6 +72,26 @@ struct SessionTests {
         #expect(h.session.table.categoryCount(.email) == 0, "a session's counts end with it")
     }
 
+    @Test("a notification's AppIdentifier, once it arrives, is kept as the record's app hash: equal for the same app, 0 until known")
+    func appHashFromAttributes() {
+        var h = Harness()
+        _ = h.notify(ns(.added, [], .incomingCall, uid: 1))
+        _ = h.notify(ns(.added, [], .incomingCall, uid: 2))
+        _ = h.notify(ns(.added, [], .incomingCall, uid: 3))
+        #expect(h.session.table.record(uid: 1)?.appHash == 0)
+        let apps: [(UInt32, String)] = [(1, "com.apple.mobilephone"), (2, "net.whatsapp.WhatsApp"), (3, "com.apple.mobilephone")]
+        for (uid, app) in apps {
+            #expect(h.session.fetchAttributes(uid: uid, .appIdentifier) == .queued)
+            #expect(h.send() != nil)
+            _ = h.ack()
+            _ = h.session.receiveDataSource(notificationResponse(uid: uid, [(.appIdentifier, Array(app.utf8))]).span)
+        }
+        let hashes = apps.map { h.session.table.record(uid: $0.0)?.appHash ?? 0 }
+        #expect(hashes[0] != 0 && hashes[1] != 0)
+        #expect(hashes[0] == hashes[2])
+        #expect(hashes[0] != hashes[1])
+    }
+
     @Test("a notification that changes category leaves one fewer in the old one; the new one takes the phone's count")
     func categoryChangeCounts() {
         var h = Harness()
