@@ -236,6 +236,20 @@ public struct Reporter: ~Copyable, EventSink {
                 $0.append(text: "session waiting-permission: the phone does not share notifications yet; allow it on the iPhone (retry in ")
                 $0.append(decimal: retryInMs); $0.append(text: " ms)")
             }
+        case .controlPointNotPermitted(let inARow):
+            if hasEvents {
+                begin("session", now: now)
+                field("state", "waiting-permission")
+                field("refused", "control-point")
+                field("in_a_row", Int64(inARow))
+                finish()
+            }
+            logLine(.notice) {
+                $0.append(text: "session waiting-permission: the phone refused ")
+                $0.append(decimal: inARow)
+                $0.append(text: " Control Point writes in a row (0x03/0x08); turn on Share System Notifications for this wearable in the iPhone's Bluetooth settings")
+            }
+        case .controlPointPermitted: session("permission-granted", now: now)
         case .ended(let reason): session("ended", reason: reason.name, now: now)
         case .mtu(let mtu):
             if hasEvents {

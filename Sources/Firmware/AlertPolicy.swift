@@ -39,7 +39,12 @@
 //   chosen category is above zero (the session's table keeps the counts
 //   from every Notification Source event, evicted UIDs included).
 // - Waiting for permission: the policy's `waiting-permission` feedback plays
-//   until subscribed or the link ends.
+//   while the phone refuses a subscription for want of permission (until
+//   subscribed or the link ends), and while it refuses Control Point writes
+//   for it on a live link (`controlPointNotPermitted`: until
+//   `controlPointPermitted` or the link ends; a resubscription on the live
+//   link does not end it, since the phone may accept the CCCD and still
+//   refuse the Control Point).
 // - Quiet hours (`quiet` lines, by the phone's clock from CTS): an alert
 //   whose category (and Important flag) the window does not allow neither
 //   flashes nor buzzes, from its category's alert or a rule alike; the
@@ -116,7 +121,12 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     private var sustainedNow: PerOutput<SustainedChoice?> = InlineArray(repeating: nil)
     private var sustainSequence: UInt64 = 0
     private var unreadShown = false
+    /// The waiting-permission pattern plays, for either or both reasons:
     private var permissionShown = false
+    /// a subscription refused (bring-up waits for permission)...
+    private var subscriptionRefused = false
+    /// ...or the Control Point refused on a live link.
+    private var controlPointRefused = false
     private let motorMask: UInt64
     private let steadyOn: Pattern
     /// The phone's local time, as its latest time event said.
@@ -182,24 +192,31 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
             case .sent, .notAvailable, .refused: break
             }
         case .permissionWaiting:
-            if !permissionShown {
-                permissionShown = true
-                feedback(policy.waitingPermission, owner: .permission, priority: Priority.pairing, untilStopped: true, now: now)
-            }
+            subscriptionRefused = true
+            updatePermission(now: now)
+        case .controlPointNotPermitted:
+            controlPointRefused = true
+            updatePermission(now: now)
+        case .controlPointPermitted:
+            controlPointRefused = false
+            updatePermission(now: now)
         case .subscribed:
-            permissionShown = false
-            player.stop(owner: .permission, now: now)
+            subscriptionRefused = false
+            updatePermission(now: now)
             replayUntil = now.advanced(byMs: replayWindowMs)
             if carriedUntil != nil { carriedUntil = now.advanced(byMs: replayWindowMs) }
         case .ended(let reason):
-            permissionShown = false
+            subscriptionRefused = false
             replayUntil = nil
             pending.removeAll()
             unreadShown = false
             if reason.linkStaysUp {
                 carryLastingAlerts(now: now)
+                updatePermission(now: now)
                 break
             }
+            controlPointRefused = false
+            permissionShown = false
             player.stopAll()
             clearSustained()
             if pairingMode { showPairing(now: now) }
@@ -445,7 +462,7 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     /// stops but the lasting alerts, which play on until the new session
     /// confirms or drops them.
     private mutating func carryLastingAlerts(now: Instant) {
-        player.stop(ownersWhere: { $0.isNotification || $0 == .unread || $0 == .permission }, now: now)
+        player.stop(ownersWhere: { $0.isNotification || $0 == .unread }, now: now)
         guard !sustained.isEmpty else { return }
         for i in 0..<sustained.count { sustained[i].carried = true }
         carriedUntil = now.advanced(byMs: carriedRingMaxMs)
@@ -544,6 +561,18 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
             return true
         }
         return false
+    }
+
+    /// Plays or stops the waiting-permission pattern as the reasons say.
+    private mutating func updatePermission(now: Instant) {
+        let wanted = subscriptionRefused || controlPointRefused
+        guard wanted != permissionShown else { return }
+        permissionShown = wanted
+        if wanted {
+            feedback(policy.waitingPermission, owner: .permission, priority: Priority.pairing, untilStopped: true, now: now)
+        } else {
+            player.stop(owner: .permission, now: now)
+        }
     }
 
     private mutating func updateUnread(session: borrowing Session, now: Instant) {

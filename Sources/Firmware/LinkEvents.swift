@@ -186,6 +186,16 @@ public enum LinkEvent: Equatable, Sendable {
     /// The phone refused a subscription (0x03/0x08: the user has not
     /// allowed notification sharing yet); tried again in `retryInMs`.
     case permissionWaiting(retryInMs: Int64)
+    /// On the live link, Control Point writes were refused with 0x03/0x08
+    /// `inARow` times in a row (probes or commands): the phone's "Share
+    /// System Notifications" is off, or its prompt is pending. Reported at
+    /// `PhoneLinkConfig.controlPointRefusalsForPermission` refusals and at
+    /// each one after; the link stays as it is.
+    case controlPointNotPermitted(inARow: Int)
+    /// After `controlPointNotPermitted`, the phone took a Control Point
+    /// write again (or answered one as ANCS does) or notified on
+    /// Notification Source: it shares notifications again.
+    case controlPointPermitted
     case ended(reason: EndReason)
     case notification(TableChange)
     case command(CommandResult)
