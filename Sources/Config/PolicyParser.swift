@@ -507,11 +507,17 @@ struct PolicyParser {
                 rule.outputs, line: ruleLines[i], what: "nothing would stop it",
                 remedy: "give it a repeat count, or add category= naming a category whose alert has until=removed")
         }
-        try checkEnds(actionFailed, line: feedbackLines[0], what: "the feedback would never stop", remedy: "give it a repeat count")
-        try checkEnds(nothingToDo, line: feedbackLines[1], what: "the feedback would never stop", remedy: "give it a repeat count")
-        try checkEnds(settingsError, line: feedbackLines[4], what: "the feedback would never stop", remedy: "give it a repeat count")
-        try checkEnds(phoneLost, line: feedbackLines[5], what: "the feedback would never stop", remedy: "give it a repeat count")
-        try checkEnds(phoneBack, line: feedbackLines[6], what: "the feedback would never stop", remedy: "give it a repeat count")
+        // The one-off feedback is played under an owner nothing stops (the
+        // next feedback on the same output replaces it, if one comes), so
+        // it must end by itself: no `repeat forever`, and no `then`, whose
+        // level is held until the owner stops it (pairing and
+        // waiting-permission have owners that do).
+        for (list, line) in [
+            (actionFailed, feedbackLines[0]), (nothingToDo, feedbackLines[1]), (settingsError, feedbackLines[4]),
+            (phoneLost, feedbackLines[5]), (phoneBack, feedbackLines[6]),
+        ] {
+            try checkEnds(list, line: line, what: "the feedback would never stop", remedy: "give it a repeat count", holdStopped: false)
+        }
         return PolicyConfig(
             patterns: patterns, alerts: alerts, rules: rules, unread: unread, shortPress: shortPress,
             longPress: longPress, actionFailed: actionFailed, nothingToDo: nothingToDo, pairing: pairing,
@@ -520,10 +526,23 @@ struct PolicyParser {
             ringLimitMs: ringLimitMs, quietHours: quietHours, phoneLostMs: phoneLostMs, phoneLost: phoneLost, phoneBack: phoneBack)
     }
 
-    private func checkEnds(_ outputs: [OutputPattern], line: Int, what: String, remedy: String) throws(ConfigError) {
-        for output in outputs where patterns[output.pattern].pattern.repeats == .untilStopped {
-            let name = patterns[output.pattern].name
-            throw ConfigError(line: line, .badLine, "pattern \(name) repeats forever, so \(what): \(remedy)")
+    /// A pattern on `outputs` that would not end by itself: one that
+    /// repeats forever, and, unless its owner stops the level it holds
+    /// (`holdStopped`: a notification's patterns stop at its Removed), one
+    /// that ends `then on|off`.
+    private func checkEnds(_ outputs: [OutputPattern], line: Int, what: String, remedy: String, holdStopped: Bool = true) throws(ConfigError) {
+        for output in outputs {
+            let named = patterns[output.pattern]
+            if named.pattern.repeats == .untilStopped {
+                throw ConfigError(line: line, .badLine, "pattern \(named.name) repeats forever, so \(what): \(remedy)")
+            }
+            if !holdStopped, let level = named.pattern.finalLevel {
+                let then = level == .on ? "then on" : "then off"
+                throw ConfigError(
+                    line: line, .badLine,
+                    "pattern \(named.name) ends `\(then)`, which holds \(board.outputs[output.output].name) \(level == .on ? "on" : "off") until stopped, so \(what): drop `\(then)`"
+                )
+            }
         }
     }
 

@@ -132,6 +132,27 @@ struct PolicyErrorTests {
         #expect(policyError(ring + "\nfeedback settings-error led-notify=ring\n")?.line == 3, "played once at start, nothing stops it")
     }
 
+    @Test("a feedback pattern that ends `then on` or `then off` holds its output where nothing stops it: a bad line on the feedback line")
+    func heldLevelWithoutStop() {
+        let held = "pattern glow on 100 off 100 repeat 3 then on\npattern dark on 100 then off\n"
+        for event in ["action-failed", "nothing-to-do", "settings-error", "phone-lost", "phone-back"] {
+            #expect(
+                policyError(held + "\nfeedback \(event) led-notify=glow\n")
+                    == ConfigError(line: 4, .badLine, "pattern glow ends `then on`, which holds led-notify on until stopped, so the feedback would never stop: drop `then on`"),
+                "\(event)")
+            #expect(
+                policyError(held + "feedback \(event) vibration=dark\n")
+                    == ConfigError(line: 3, .badLine, "pattern dark ends `then off`, which holds vibration off until stopped, so the feedback would never stop: drop `then off`"),
+                "\(event)")
+        }
+        // Where an owner stops the held level, it is what `then` is for.
+        #expect(policyError(held + "feedback pairing led-notify=glow\n") == nil, "stopped when pairing ends")
+        #expect(policyError(held + "feedback waiting-permission led-notify=glow\n") == nil, "stopped when subscribed or the link ends")
+        #expect(policyError(held + "alert Social led-notify=glow\n") == nil, "held until the notification is removed")
+        #expect(policyError(held + "alert IncomingCall vibration=glow until=removed\n") == nil, "held until the call ends")
+        #expect(policyError(held + "rule app=x led-notify=glow\n") == nil, "held until the notification is removed")
+    }
+
     @Test("an unknown pattern says how to define it")
     func unknownPattern() {
         #expect(policyError("alert Other led-notify=blnk\n") == ConfigError(line: 1, .unknownPattern, "no pattern named 'blnk': define it with a line like `pattern blnk on 200 off 800` (patterns: none)"))
