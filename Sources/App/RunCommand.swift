@@ -28,7 +28,9 @@ public enum RunCommand {
                                error (or the board's lines cannot be had): the error is logged with its
                                file and line, and the policy's settings-error feedback plays once
           --events FILE|-      JSON Lines events stream to FILE or stdout (may contain notification contents)
-          --trace FILE         every ATT PDU in and out as a btsnoop file (Wireshark, tshark, btmon)
+          --trace FILE         every ATT PDU in and out as a btsnoop file (Wireshark, tshark, btmon), titles and
+                               messages included; like the events FILE it is made mode 0600, and a
+                               symbolic link there is refused
           --log-level LEVEL    error, warning, notice, info (default) or debug; contents are logged only at debug
           --state-dir DIR      where bonds are kept (default /var/lib/wristlink)
           --consent-window-ms MS  how long a pairing request waits for the wearer's press before it is
