@@ -151,15 +151,26 @@ extension BondStore {
 
     /// Reads a bond file, or throws its first bad line.
     public static func parse(_ text: Span<UInt8>) throws(BondFileError) -> BondStore {
-        do throws(BondFileErrors) { return try parseReportingAll(text) } catch { throw error.first }
+        var errors = BondFileErrors()
+        let store = read(text, errors: &errors)
+        guard errors.isEmpty else { throw errors.first }
+        return store
     }
 
     /// Reads a bond file. Any deviation from the format is an error naming
     /// the line, every bad line reported; nothing is returned from a
     /// corrupt file.
     public static func parseReportingAll(_ text: Span<UInt8>) throws(BondFileErrors) -> BondStore {
-        var store = BondStore()
         var errors = BondFileErrors()
+        let store = read(text, errors: &errors)
+        guard errors.isEmpty else { throw errors }
+        return store
+    }
+
+    /// The bonds of every good line; the bad lines' errors added to
+    /// `errors`. Not to be used unless `errors` stays empty.
+    private static func read(_ text: Span<UInt8>, errors: inout BondFileErrors) -> BondStore {
+        var store = BondStore()
         let hasMark = text.count >= 3 && text[0] == 0xEF && text[1] == 0xBB && text[2] == 0xBF
         var start = hasMark ? 3 : 0
         var line = 0
@@ -186,7 +197,6 @@ extension BondStore {
             }
         }
         if line == 0 { errors.add(BondFileError(line: 1, .missingHeader)) }
-        guard errors.isEmpty else { throw errors }
         return store
     }
 
