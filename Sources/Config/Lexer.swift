@@ -15,6 +15,8 @@
 // `[UInt8]`'s one, and every copy of a word cost code (measured: Config's
 // Embedded object 122,328 bytes of code with slices, 117,772 with arrays).
 
+import Bounded
+
 /// A word's key or value: UTF-8 bytes, compared byte for byte.
 struct Text: Equatable, Sendable, CustomStringConvertible {
     var bytes: [UInt8]
