@@ -214,6 +214,7 @@ public struct WearableCore: ~Copyable {
         alerts.pairingMode = controller.isPairingMode
         linkFromKnownPhone = false
         phone.linkDown(reason: reason, now: now, handler: &alerts, effects: &effects)
+        if reason == .notSecured || reason == .ancsUnavailable { controller.dropConnection() }
         phoneWatch.linkEnded(now: now, excused: controller.isPairingMode || stopping || reason.endedByWearable)
         applyPatterns(now: now, into: &effects)
     }

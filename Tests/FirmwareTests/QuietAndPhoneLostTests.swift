@@ -145,6 +145,7 @@ struct PhoneLostDebounceTests {
         rig.advance(ms: awayMs)
         _ = rig.takeSent()
         rig.core.linkUp(now: rig.now, into: &rig.effects)
+        rig.core.securityChanged(encrypted: true, now: rig.now, into: &rig.effects)
         rig.settle()
         _ = rig.play(Script.bringUp)
     }
@@ -182,6 +183,7 @@ struct PhoneLostDebounceTests {
             buzzed = rig.everOn("vibration", forMs: 20_000) || buzzed
             _ = rig.takeSent()
             rig.core.linkUp(now: rig.now, into: &rig.effects)
+            rig.core.securityChanged(encrypted: true, now: rig.now, into: &rig.effects)
             rig.settle()
             _ = rig.play(Script.bringUp)
             buzzed = rig.everOn("vibration", forMs: 5_000) || buzzed
@@ -204,6 +206,7 @@ struct PhoneLostDebounceTests {
         #expect(rig.everOn("vibration", forMs: 5_000) == false, "no second buzz within the cooldown")
         _ = rig.takeSent()
         rig.core.linkUp(now: rig.now, into: &rig.effects)
+        rig.core.securityChanged(encrypted: true, now: rig.now, into: &rig.effects)
         rig.settle()
         _ = rig.play(Script.bringUp)
         #expect(rig.events.filter { $0 == .phoneLost(false) }.count == 2)
