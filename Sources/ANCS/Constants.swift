@@ -174,3 +174,18 @@ public enum ANCSErrorCode: UInt8, Sendable {
 public typealias AppIdentifier = InlineBytes<128>
 /// An app's display name as cached for the session.
 public typealias AppDisplayName = InlineBytes<64>
+
+/// A 32-bit FNV-1a hash of an app identifier, never 0 (0 means "app not
+/// known"): what a notification record keeps to tell one app from another
+/// without holding 128 bytes per notification.
+public enum AppHash {
+    public static func of(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        guard !bytes.isEmpty else { return 0 }
+        var hash: UInt32 = 2_166_136_261
+        for byte in bytes {
+            hash ^= UInt32(byte)
+            hash = hash &* 16_777_619
+        }
+        return hash == 0 ? 1 : hash
+    }
+}

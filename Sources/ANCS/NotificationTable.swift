@@ -1,4 +1,5 @@
-// The notifications of the current session, with a fixed capacity.
+// The notifications of the current session, with a fixed capacity, and the
+// phone's count of notifications per category.
 //
 // Order is arrival order (oldest first) and drives eviction; `sequence`
 // (bumped on Added and Modified) says which is most recent for "act on the
@@ -6,6 +7,16 @@
 // that is not an incoming call is evicted and counted: at session start an
 // iPhone may replay hundreds of pre-existing notifications, and the recent
 // ones matter to the wearer.
+//
+// Category counts are the phone's, not a tally of the records: every
+// Notification Source event sets its category's count to the CategoryCount
+// it carries (a Removed or Modified for a UID evicted long ago included),
+// so a table that holds only 64 of the phone's notifications still says
+// what the phone holds. A notification that leaves a category (a Modified
+// or Removed naming another category than the one stored) takes one from
+// the old category's count, since the phone's event gives only the new
+// one's; so does a UID the phone says no longer exists (0xA2, `remove`).
+// Reserved categories count as Other.
 
 import Bounded
 
@@ -19,6 +30,10 @@ public struct NotificationRecord: Equatable, Sendable {
     public var sequence: UInt64
     /// Attributes whose values arrived in this session.
     public var attributesKnown: NotificationAttributeSet
+    /// The app it is from, as `AppHash` of its AppIdentifier; 0 until
+    /// that attribute arrived (what tells a call replayed under a new UID
+    /// from another app's call).
+    public var appHash: UInt32
 
     public var isIncomingCall: Bool { category == .incomingCall }
 
@@ -26,7 +41,7 @@ public struct NotificationRecord: Equatable, Sendable {
 
     public init(
         uid: UInt32, category: CategoryID, flags: EventFlags, categoryCount: UInt8, lastEvent: EventID, sequence: UInt64,
-        attributesKnown: NotificationAttributeSet
+        attributesKnown: NotificationAttributeSet, appHash: UInt32 = 0
     ) {
         self.uid = uid
         self.category = category
@@ -35,6 +50,7 @@ public struct NotificationRecord: Equatable, Sendable {
         self.lastEvent = lastEvent
         self.sequence = sequence
         self.attributesKnown = attributesKnown
+        self.appHash = appHash
     }
 }
 
@@ -46,18 +62,33 @@ public enum TableChange: Equatable, Sendable {
     /// is the record before.
     case modified(NotificationRecord, previous: NotificationRecord)
     case removed(NotificationRecord)
-    /// Removed for a UID we do not hold (evicted earlier, or never seen).
-    case removedUnknown(uid: UInt32)
+    /// Removed for a UID we do not hold (evicted earlier, or never seen):
+    /// the phone's event, whose count the table took all the same.
+    case removedUnknown(NotificationSourceEvent)
 }
 
 public struct NotificationTable: ~Copyable {
+    /// A count per defined category (reserved ones count as Other).
+    public typealias PerCategory = InlineArray<12, UInt8>
+
     private var records: FixedArray<NotificationRecord>
     private var nextSequence: UInt64 = 1
+    private var counts: PerCategory = InlineArray(repeating: 0)
     /// Records pushed out because the table was full.
     public private(set) var evictionCount: UInt64 = 0
 
     public init(capacity: Int) {
+        precondition(CategoryID.knownCount <= PerCategory.count, "a category without a count slot")
         records = FixedArray(capacity: capacity)
+    }
+
+    /// How many notifications of `category` the phone holds, as its latest
+    /// event said (see the top of the file).
+    public func categoryCount(_ category: CategoryID) -> UInt8 { counts[Int(category.effective.rawValue)] }
+
+    private mutating func takeOne(from category: CategoryID) {
+        let c = Int(category.effective.rawValue)
+        if counts[c] > 0 { counts[c] -= 1 }
     }
 
     public var count: Int { records.count }
@@ -78,11 +109,14 @@ public struct NotificationTable: ~Copyable {
 
     public mutating func apply(_ event: NotificationSourceEvent) -> TableChange {
         let index = records.firstIndex { $0.uid == event.uid }
+        if let index, records[index].category.effective != event.category.effective { takeOne(from: records[index].category) }
+        counts[Int(event.category.effective.rawValue)] = event.categoryCount
         switch event.eventID {
         case .removed:
-            guard let index else { return .removedUnknown(uid: event.uid) }
+            guard let index else { return .removedUnknown(event) }
             var record = records.remove(at: index)
             record.lastEvent = .removed
+            record.category = event.category
             record.flags = event.flags
             record.categoryCount = event.categoryCount
             return .removed(record)
@@ -113,15 +147,25 @@ public struct NotificationTable: ~Copyable {
         }
     }
 
-    /// Removes `uid` (the NP said it no longer exists). Returns the record.
+    /// Removes `uid` (the NP said it no longer exists), one fewer in its
+    /// category, as the phone's own Removed would have said. Returns the
+    /// record as removed: its count is the category's now.
     @discardableResult
     public mutating func remove(uid: UInt32) -> NotificationRecord? {
-        records.firstIndex { $0.uid == uid }.map { records.remove(at: $0) }
+        guard let index = records.firstIndex(where: { $0.uid == uid }) else { return nil }
+        var record = records.remove(at: index)
+        takeOne(from: record.category)
+        record.lastEvent = .removed
+        record.categoryCount = categoryCount(record.category)
+        return record
     }
 
-    public mutating func markAttributesKnown(uid: UInt32, _ attributes: NotificationAttributeSet) {
+    /// `appHash`: the app of the values that arrived, when AppIdentifier
+    /// was among them (0 otherwise).
+    public mutating func markAttributesKnown(uid: UInt32, _ attributes: NotificationAttributeSet, appHash: UInt32 = 0) {
         guard let index = records.firstIndex(where: { $0.uid == uid }) else { return }
         records[index].attributesKnown.formUnion(attributes)
+        if appHash != 0 { records[index].appHash = appHash }
     }
 
     /// The most recent record satisfying `predicate`.
@@ -134,8 +178,9 @@ public struct NotificationTable: ~Copyable {
         return best
     }
 
-    /// Forgets every UID (session end).
+    /// Forgets every UID and count (session end).
     public mutating func removeAll() {
         records.removeAll()
+        counts = InlineArray(repeating: 0)
     }
 }

@@ -24,7 +24,7 @@
 // keep-alive probe still wait until the fetch is finished.
 //
 // Errors on the Control Point write (docs/ancs.md): 0xA2 means the UID no longer
-// exists: its record and queued work go. 0xA0/0xA1 mean we sent something
+// exists: its record and queued work go, one fewer in its category's count. 0xA0/0xA1 mean we sent something
 // wrong: the command is dropped and counted as our bug. 0xA3 is reported so
 // the wearer can be told. Perform Notification Action never has a Data
 // Source response, so nothing waits for one.
@@ -461,7 +461,8 @@ public struct Session: ~Copyable {
             }
             switch command {
             case .getNotificationAttributes(let uid, let attributes):
-                table.markAttributesKnown(uid: uid, attributes)
+                let app = reassembler.received(.appIdentifier) ? AppHash.of(reassembler.valueBuffer(.appIdentifier)) : 0
+                table.markAttributesKnown(uid: uid, attributes, appHash: app)
                 return .completed(.attributesReceived(uid: uid))
             case .getAppAttributes(let appIdentifier, _):
                 appNames.insert(appIdentifier, displayName: AppDisplayName(reassembler.displayName))

@@ -67,8 +67,9 @@ public enum ParsedFile<Value: Equatable>: Equatable {
     case parsed(Value)
     /// It could not be read (the error, with the call and path).
     case unreadable(SystemError)
-    /// It has an error: the message with the file and line.
-    case invalid(String)
+    /// It has errors: each message with the file and line, one per line
+    /// (`ConfigErrors.located(in:)`).
+    case invalid([String])
 }
 
 /// The bond file.
@@ -78,7 +79,8 @@ public enum BondFacts: Equatable {
     /// No bond file: no phone bonded yet.
     case none
     case unreadable(SystemError)
-    case corrupt(line: Int, problem: String)
+    /// Every bad line the parser found.
+    case corrupt(BondFileErrors)
     /// `count` bonds; the file's modification time.
     case bonds(count: Int, modifiedSeconds: Int64)
 }
@@ -118,7 +120,7 @@ public struct DoctorFacts {
             supportedSettings: [.powered, .connectable, .bondable, .lowEnergy, .advertising, .secureConnections],
             currentSettings: [.powered, .connectable, .bondable, .lowEnergy, .secureConnections], classOfDevice: 0, name: try! LocalName("raspberrypi")))
     public var boardPath = "/etc/wristlink/board.conf"
-    public var board: ParsedFile<BoardConfig> = .invalid("not read")
+    public var board: ParsedFile<BoardConfig> = .invalid(["not read"])
     public var policyPath = "/etc/wristlink/policy.conf"
     /// nil when the board did not parse (the policy needs it).
     public var policy: ParsedFile<Bool>? = .parsed(true)
@@ -309,18 +311,18 @@ public enum Doctor {
         case .unreadable(let error):
             out.append(DoctorCheck(.fail, boardWhat, "cannot read: \(error)", fix: fileFix(error, f.boardPath, pick: true)))
             out.append(DoctorCheck(.skip, "lines", "the board file cannot be read"))
-            out.append(policyCheck(f))
+            out += policyChecks(f)
             return out
-        case .invalid(let message):
-            out.append(DoctorCheck(.fail, "board", message, fix: "fix that line (docs/config.md), then systemctl restart wristlink"))
+        case .invalid(let messages):
+            out += fileErrors("board", messages)
             out.append(DoctorCheck(.skip, "lines", "the board file has an error"))
-            out.append(policyCheck(f))
+            out += policyChecks(f)
             return out
         case .parsed(let b):
             board = b
         }
         out.append(DoctorCheck(.ok, boardWhat, "\(board.name), \(board.outputs.count) outputs, \(board.buttons.count) buttons"))
-        out.append(policyCheck(f))
+        out += policyChecks(f)
         if board.simulated {
             if f.simulatedGPIO {
                 out.append(DoctorCheck(.skip, "lines", "simulated board (--gpio sim): no GPIO lines to look at"))
@@ -340,15 +342,27 @@ public enum Doctor {
         return out
     }
 
-    static func policyCheck(_ f: DoctorFacts) -> DoctorCheck {
+    static func policyChecks(_ f: DoctorFacts) -> [DoctorCheck] {
         let what = "policy " + f.policyPath
-        guard let policy = f.policy else { return DoctorCheck(.skip, "policy", "checked against the board, which could not be used") }
+        guard let policy = f.policy else { return [DoctorCheck(.skip, "policy", "checked against the board, which could not be used")] }
         switch policy {
-        case .parsed: return DoctorCheck(.ok, what, "parses")
-        case .unreadable(let error): return DoctorCheck(.fail, what, "cannot read: \(error)", fix: fileFix(error, f.policyPath, pick: false))
-        case .invalid(let message):
-            return DoctorCheck(.fail, "policy", message, fix: "fix that line (docs/config.md), then systemctl restart wristlink")
+        case .parsed: return [DoctorCheck(.ok, what, "parses")]
+        case .unreadable(let error): return [DoctorCheck(.fail, what, "cannot read: \(error)", fix: fileFix(error, f.policyPath, pick: false))]
+        case .invalid(let messages): return fileErrors("policy", messages)
         }
+    }
+
+    /// A FAIL line per error of a settings file; the fix on the last.
+    static func fileErrors(_ what: String, _ messages: [String]) -> [DoctorCheck] {
+        var out: [DoctorCheck] = []
+        for (i, message) in messages.enumerated() {
+            let fix =
+                i < messages.count - 1 ? "" : messages.count == 1
+                ? "fix that line (docs/config.md), then systemctl restart wristlink"
+                : "fix these lines (docs/config.md), then systemctl restart wristlink"
+            out.append(DoctorCheck(.fail, what, message, fix: fix))
+        }
+        return out
     }
 
     static func fileFix(_ error: SystemError, _ path: String, pick: Bool) -> String {
@@ -467,28 +481,39 @@ public enum Doctor {
         } else {
             out.append(DoctorCheck(.ok, what, "mode \(mode), owner root"))
         }
-        out.append(bonds(f))
+        out += bonds(f)
         return out
     }
 
-    static func bonds(_ f: DoctorFacts) -> DoctorCheck {
+    static func bonds(_ f: DoctorFacts) -> [DoctorCheck] {
         let what = "bonds " + f.stateDir + "/bonds"
         switch f.bonds {
         case .notChecked:
-            return DoctorCheck(.skip, "bonds", "not looked at")
+            return [DoctorCheck(.skip, "bonds", "not looked at")]
         case .none:
-            return DoctorCheck(.ok, what, "none yet: the wearable is in pairing mode when it starts")
+            return [DoctorCheck(.ok, what, "none yet: the wearable is in pairing mode when it starts")]
         case .unreadable(let error):
-            return DoctorCheck(.fail, what, "cannot read: \(error)", fix: "run wristlink doctor as root")
-        case .corrupt(let line, let problem):
-            return DoctorCheck(
-                .fail, what, "line \(line): corrupt (\(problem))",
-                fix: "the firmware sets it aside at its next start and starts without bonds: restart it and pair the phone again")
+            return [DoctorCheck(.fail, what, "cannot read: \(error)", fix: "run wristlink doctor as root")]
+        case .corrupt(let errors):
+            // A FAIL line per bad line; the fix on the last.
+            var details: [String] = []
+            for i in 0..<errors.count { details.append("line \(errors[i].line): corrupt (\(errors[i].problem.name))") }
+            if errors.notKept > 0 { details.append("\(errors.notKept) more bad line\(errors.notKept == 1 ? "" : "s") after these") }
+            var out: [DoctorCheck] = []
+            for (i, detail) in details.enumerated() {
+                let fix =
+                    i < details.count - 1
+                    ? "" : "the firmware sets it aside at its next start and starts without bonds: restart it and pair the phone again"
+                out.append(DoctorCheck(.fail, what, detail, fix: fix))
+            }
+            return out
         case .bonds(let count, let modified):
-            return DoctorCheck(
-                .ok, what,
-                "\(count) bonded phone\(count == 1 ? "" : "s"), last written \(utcText(modified)) (\(ago(f.nowSeconds - modified))): "
-                    + "it changes when a phone pairs; no connection time is kept")
+            return [
+                DoctorCheck(
+                    .ok, what,
+                    "\(count) bonded phone\(count == 1 ? "" : "s"), last written \(utcText(modified)) (\(ago(f.nowSeconds - modified))): "
+                        + "it changes when a phone pairs; no connection time is kept")
+            ]
         }
     }
 

@@ -109,14 +109,14 @@ public enum DoctorCommand {
     static func board(_ path: String) -> ParsedFile<BoardConfig> {
         let text: String
         do throws(SystemError) { text = try ProcessControl.readFile(path) } catch { return .unreadable(error) }
-        do throws(ConfigError) { return .parsed(try BoardConfig.parse(text)) } catch { return .invalid(error.located(in: path)) }
+        do throws(ConfigErrors) { return .parsed(try BoardConfig.parseReportingAll(text)) } catch { return .invalid(error.located(in: path)) }
     }
 
     static func policy(_ path: String, board: BoardConfig) -> ParsedFile<Bool> {
         let text: String
         do throws(SystemError) { text = try ProcessControl.readFile(path) } catch { return .unreadable(error) }
-        do throws(ConfigError) {
-            _ = try PolicyConfig.parse(text, board: board)
+        do throws(ConfigErrors) {
+            _ = try PolicyConfig.parseReportingAll(text, board: board)
             return .parsed(true)
         } catch {
             return .invalid(error.located(in: path))
@@ -128,11 +128,11 @@ public enum DoctorCommand {
         let bytes: [UInt8]?
         do throws(SystemError) { bytes = try StateFile.read(path) } catch { return .unreadable(error) }
         guard let bytes else { return .none }
-        do {
-            let store = try BondStore.parse(bytes.span)
+        do throws(BondFileErrors) {
+            let store = try BondStore.parseReportingAll(bytes.span)
             return .bonds(count: store.count, modifiedSeconds: SystemProbe.status(path)?.modifiedSeconds ?? 0)
         } catch {
-            return .corrupt(line: error.line, problem: "\(error.problem.name)")
+            return .corrupt(error)
         }
     }
 

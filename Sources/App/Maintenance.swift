@@ -57,8 +57,8 @@ public enum LinesOffCommand {
             return ExitCode.config
         }
         let board: BoardConfig
-        do throws(ConfigError) { board = try BoardConfig.parse(text) } catch {
-            Log.error(error.located(in: path))
+        do throws(ConfigErrors) { board = try BoardConfig.parseReportingAll(text) } catch {
+            for line in error.located(in: path) { Log.error(line) }
             return ExitCode.config
         }
         guard !board.simulated else { return ExitCode.ok }

@@ -236,6 +236,20 @@ public struct Reporter: ~Copyable, EventSink {
                 $0.append(text: "session waiting-permission: the phone does not share notifications yet; allow it on the iPhone (retry in ")
                 $0.append(decimal: retryInMs); $0.append(text: " ms)")
             }
+        case .controlPointNotPermitted(let inARow):
+            if hasEvents {
+                begin("session", now: now)
+                field("state", "waiting-permission")
+                field("refused", "control-point")
+                field("in_a_row", Int64(inARow))
+                finish()
+            }
+            logLine(.notice) {
+                $0.append(text: "session waiting-permission: the phone refused ")
+                $0.append(decimal: inARow)
+                $0.append(text: " Control Point writes in a row (0x03/0x08); turn on Share System Notifications for this wearable in the iPhone's Bluetooth settings")
+            }
+        case .controlPointPermitted: session("permission-granted", now: now)
         case .ended(let reason): session("ended", reason: reason.name, now: now)
         case .mtu(let mtu):
             if hasEvents {
@@ -342,35 +356,35 @@ public struct Reporter: ~Copyable, EventSink {
     }
 
     private mutating func notification(_ change: TableChange, now: Instant) {
-        let record: NotificationRecord
+        let uid: UInt32, category: CategoryID, flags: EventFlags, count: UInt8
         let event: StaticString
         switch change {
-        case .added(let r, _): record = r; event = "added"
-        case .modified(let r, _): record = r; event = "modified"
-        case .removed(let r): record = r; event = "removed"
-        case .removedUnknown(let uid):
-            logLine(.debug) { $0.append(text: "removed unknown uid "); $0.append(decimal: Int64(uid)) }
-            return
+        case .added(let r, _): (uid, category, flags, count, event) = (r.uid, r.category, r.flags, r.categoryCount, "added")
+        case .modified(let r, _): (uid, category, flags, count, event) = (r.uid, r.category, r.flags, r.categoryCount, "modified")
+        case .removed(let r): (uid, category, flags, count, event) = (r.uid, r.category, r.flags, r.categoryCount, "removed")
+        // A UID the table no longer held (or never did): reported all the
+        // same, since its count is the phone's word on the category.
+        case .removedUnknown(let e): (uid, category, flags, count, event) = (e.uid, e.category, e.flags, e.categoryCount, "removed")
         }
         if hasEvents {
             begin("notification", now: now)
             field("event", event)
-            field("uid", Int64(record.uid))
-            field("category", record.category.name)
+            field("uid", Int64(uid))
+            field("category", category.name)
             json.append(text: ",\"flags\":[")
             var first = true
-            for (flag, name) in EventFlags.named where record.flags.contains(flag) {
+            for (flag, name) in EventFlags.named where flags.contains(flag) {
                 if !first { json.append(text: ",") }
                 first = false
                 json.append(jsonString: name)
             }
             json.append(text: "]")
-            field("count", Int64(record.categoryCount))
+            field("count", Int64(count))
             finish()
         }
         logLine(.debug) {
             $0.append(text: "notification "); $0.append(text: event); $0.append(text: " uid ")
-            $0.append(decimal: Int64(record.uid)); $0.append(text: " "); $0.append(text: record.category.name)
+            $0.append(decimal: Int64(uid)); $0.append(text: " "); $0.append(text: category.name)
         }
     }
 

@@ -25,10 +25,12 @@ public enum RunCommand {
           --policy FILE        what alerts look like and what buttons do (default: board/policy.conf)
           --fallback-board FILE, --fallback-policy FILE
                                the shipped defaults, used when --board or --policy is missing or has an
-                               error (or the board's lines cannot be had): the error is logged with its
+                               error (or the board's lines cannot be had): each error is logged with its
                                file and line, and the policy's settings-error feedback plays once
           --events FILE|-      JSON Lines events stream to FILE or stdout (may contain notification contents)
-          --trace FILE         every ATT PDU in and out as a btsnoop file (Wireshark, tshark, btmon)
+          --trace FILE         every ATT PDU in and out as a btsnoop file (Wireshark, tshark, btmon), titles and
+                               messages included; like the events FILE it is made mode 0600, and a
+                               symbolic link there is refused
           --log-level LEVEL    error, warning, notice, info (default) or debug; contents are logged only at debug
           --state-dir DIR      where bonds are kept (default /var/lib/wristlink)
           --consent-window-ms MS  how long a pairing request waits for the wearer's press before it is
@@ -134,8 +136,8 @@ public enum RunCommand {
             (board, policy) = (loaded.board, loaded.policy)
             settingsError = loaded.fellBack
             fallbackBoard = loaded.fallbackBoard
-        case .failure(let message):
-            Log.error(message)
+        case .failure(let lines):
+            for line in lines { Log.error(line) }
             return ExitCode.config
         }
         if options.simulatedGPIO && !board.simulated {
@@ -244,13 +246,15 @@ enum BondLoading {
             return BondStore()
         }
         guard let bytes else { return BondStore() }
-        do {
-            let store = try BondStore.parse(bytes.span)
+        do throws(BondFileErrors) {
+            let store = try BondStore.parseReportingAll(bytes.span)
             Log.info("loaded \(store.count) bonded phone(s) from \(path)")
             return store
         } catch {
             let aside = StateFile.setAside(path)
-            Log.error("\(path):\(error.line): corrupt bond file (\(error.problem.name)); moved to \(aside), starting without bonds")
+            for i in 0..<error.count { Log.error("\(path):\(error[i].line): corrupt bond file (\(error[i].problem.name))") }
+            if error.notKept > 0 { Log.error("\(path): \(error.notKept) more bad line(s) after these") }
+            Log.error("\(path) moved to \(aside), starting without bonds")
             return BondStore()
         }
     }
@@ -262,13 +266,14 @@ extension RunCommand.Options {
     }
 }
 
-/// Loads and checks the board and policy files, with errors as one line
-/// naming the file and line.
+/// Loads and checks the board and policy files, with errors as lines
+/// naming the file and line: every error of a file (up to
+/// `ConfigErrors.capacity`), one per line.
 ///
 /// With fallbacks (the SD-card image: the wearer's copies on the boot
 /// partition, the package's defaults in /etc/wristlink) a file given that
 /// is missing is replaced by its fallback with a notice, and one that
-/// cannot be read or has an error with a logged error and `fellBack` set
+/// cannot be read or has an error with logged errors and `fellBack` set
 /// (the firmware then plays the settings-error feedback). As much of the
 /// wearer's settings is kept as still fits: a bad policy falls back alone
 /// when the defaults' policy fits the wearer's board, and only otherwise
@@ -292,7 +297,8 @@ enum ConfigFiles {
 
     enum Loaded {
         case success(Settings)
-        case failure(String)
+        /// What went wrong, one line each (logged as they are).
+        case failure([String])
     }
 
     /// One file read: its text, or why not (nil text with `missing`: it
@@ -303,30 +309,36 @@ enum ConfigFiles {
         }
     }
 
-    private static func board(_ path: String) -> (BoardConfig?, problem: String?, missing: Bool) {
+    private static func board(_ path: String) -> (BoardConfig?, problems: [String], missing: Bool) {
         let file = read(path, what: "board")
-        guard let text = file.text else { return (nil, file.problem, file.missing) }
-        do throws(ConfigError) { return (try BoardConfig.parse(text), nil, false) } catch {
+        guard let text = file.text else { return (nil, [file.problem ?? "cannot read \(path)"], file.missing) }
+        do throws(ConfigErrors) { return (try BoardConfig.parseReportingAll(text), [], false) } catch {
             return (nil, error.located(in: path), false)
         }
     }
 
-    private static func policy(_ path: String, board: BoardConfig) -> (PolicyConfig?, problem: String?, missing: Bool) {
+    private static func policy(_ path: String, board: BoardConfig) -> (PolicyConfig?, problems: [String], missing: Bool) {
         let file = read(path, what: "policy")
-        guard let text = file.text else { return (nil, file.problem, file.missing) }
-        do throws(ConfigError) { return (try PolicyConfig.parse(text, board: board), nil, false) } catch {
+        guard let text = file.text else { return (nil, [file.problem ?? "cannot read \(path)"], file.missing) }
+        do throws(ConfigErrors) { return (try PolicyConfig.parseReportingAll(text, board: board), [], false) } catch {
             return (nil, error.located(in: path), false)
         }
+    }
+
+    /// `problems` with `suffix` added to the last line.
+    private static func ending(_ problems: [String], _ suffix: String) -> [String] {
+        guard let last = problems.last else { return [suffix] }
+        return Array(problems.dropLast()) + [last + suffix]
     }
 
     /// Says why a given file is set aside for its fallback: a notice when
-    /// it does not exist, an error otherwise (returns true then).
-    private static func setAside(_ problem: String?, missing: Bool, fallback: String) -> Bool {
+    /// it does not exist, errors otherwise (returns true then).
+    private static func setAside(_ problems: [String], missing: Bool, fallback: String) -> Bool {
         if missing {
-            Log.notice("\(problem ?? "file missing"); using \(fallback)")
+            for line in ending(problems, "; using \(fallback)") { Log.notice(line) }
             return false
         }
-        Log.error("\(problem ?? "unusable file"); using the defaults in \(fallback)")
+        for line in ending(problems, "; using the defaults in \(fallback)") { Log.error(line) }
         return true
     }
 
@@ -337,14 +349,16 @@ enum ConfigFiles {
         // The board: the given one, else its fallback.
         var board: BoardConfig
         var wearersBoard = true
-        let given = boardUnusable == nil ? Self.board(paths.board) : (nil, "\(paths.board): \(boardUnusable!)", false)
+        let given: (BoardConfig?, problems: [String], missing: Bool) =
+            boardUnusable == nil ? Self.board(paths.board) : (nil, ["\(paths.board): \(boardUnusable!)"], false)
         if let b = given.0 {
             board = b
         } else {
-            guard let fallback = paths.fallbackBoard else { return .failure(given.problem ?? "no board") }
-            fellBack = setAside(given.problem, missing: given.missing, fallback: fallback) || fellBack
-            guard let b = Self.board(fallback).0 else {
-                return .failure("\(given.problem ?? "no board"), and the fallback board \(fallback) cannot be used either: \(Self.board(fallback).problem ?? "")")
+            guard let fallback = paths.fallbackBoard else { return .failure(given.problems) }
+            fellBack = setAside(given.problems, missing: given.missing, fallback: fallback) || fellBack
+            let defaults = Self.board(fallback)
+            guard let b = defaults.0 else {
+                return .failure(ending(given.problems, ", and the fallback board \(fallback) cannot be used either:") + defaults.problems)
             }
             board = b
             wearersBoard = false
@@ -356,8 +370,8 @@ enum ConfigFiles {
         if let p = policy.0 {
             return .success(Settings(board: board, policy: p, fellBack: fellBack, fallbackBoard: !wearersBoard))
         }
-        guard let fallback = paths.fallbackPolicy else { return .failure(policy.problem ?? "no policy") }
-        fellBack = setAside(policy.problem, missing: policy.missing, fallback: fallback) || fellBack
+        guard let fallback = paths.fallbackPolicy else { return .failure(policy.problems) }
+        fellBack = setAside(policy.problems, missing: policy.missing, fallback: fallback) || fellBack
         let defaults = Self.policy(fallback, board: board)
         if let p = defaults.0 {
             return .success(Settings(board: board, policy: p, fellBack: fellBack, fallbackBoard: !wearersBoard))
@@ -365,10 +379,10 @@ enum ConfigFiles {
         if wearersBoard, let fallbackBoard = paths.fallbackBoard, let b = Self.board(fallbackBoard).0,
             let p = Self.policy(fallback, board: b).0
         {
-            Log.error("\(defaults.problem ?? "") with the board \(paths.board); using the defaults in \(fallbackBoard) too")
+            for line in ending(defaults.problems, " with the board \(paths.board); using the defaults in \(fallbackBoard) too") { Log.error(line) }
             return .success(Settings(board: b, policy: p, fellBack: true, fallbackBoard: true))
         }
-        return .failure("\(policy.problem ?? "no policy"), and the fallback policy \(fallback) cannot be used either: \(defaults.problem ?? "")")
+        return .failure(ending(policy.problems, ", and the fallback policy \(fallback) cannot be used either:") + defaults.problems)
     }
 }
 

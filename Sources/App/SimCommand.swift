@@ -40,8 +40,8 @@ public enum SimCommand {
         let outputNames: [String]
         switch ConfigFiles.load(ConfigFiles.Paths(board: board, policy: policy)) {
         case .success(let loaded): outputNames = loaded.board.outputs.map { $0.name }
-        case .failure(let message):
-            Log.error(message)
+        case .failure(let lines):
+            for line in lines { Log.error(line) }
             return ExitCode.config
         }
         let dir = "/tmp/wristlink-sim-\(ProcessControl.processID)"

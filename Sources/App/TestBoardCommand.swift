@@ -65,8 +65,8 @@ public enum TestBoardCommand {
         let board: BoardConfig
         do throws(SystemError) {
             let text = try ProcessControl.readFile(o.boardPath)
-            do throws(ConfigError) { board = try BoardConfig.parse(text) } catch {
-                Log.error(error.located(in: o.boardPath))
+            do throws(ConfigErrors) { board = try BoardConfig.parseReportingAll(text) } catch {
+                for line in error.located(in: o.boardPath) { Log.error(line) }
                 return ExitCode.config
             }
         } catch {

@@ -114,10 +114,25 @@ public struct BoardConfig: Equatable, Sendable {
         return config
     }
 
+    /// The board file, or its first mistake.
     public static func parse(_ text: String) throws(ConfigError) -> BoardConfig {
+        do throws(ConfigErrors) { return try parseReportingAll(text) } catch { throw error.first }
+    }
+
+    /// The board file, or every mistake in it (up to
+    /// `ConfigErrors.capacity`, in file order).
+    public static func parseReportingAll(_ text: String) throws(ConfigErrors) -> BoardConfig {
+        var errors = ConfigErrors()
         var parser = BoardParser()
-        for line in try Lexer.lines(text) { try parser.take(line) }
-        return try parser.finish()
+        for line in Lexer.lines(text, errors: &errors) {
+            do throws(ConfigError) { try parser.take(line) } catch {
+                errors.add(error)
+                parser.failed(line)
+            }
+        }
+        let board = parser.finish(errors: &errors)
+        guard errors.isEmpty else { throw errors }
+        return board
     }
 }
 
@@ -155,6 +170,22 @@ private struct BoardParser {
     var doublePressLine = 0
     var outputLines: [Int] = []
     var buttonLines: [Int] = []
+    /// Settings whose line had a mistake (reported then): what they would
+    /// have given is not reported missing as well.
+    var nameFailed = false
+    var chipFailed = false
+    var outputFailed = false
+    var buttonFailed = false
+
+    mutating func failed(_ line: ConfigLine) {
+        switch line.verb {
+        case "name": nameFailed = true
+        case "chip": chipFailed = true
+        case "output": outputFailed = true
+        case "button": buttonFailed = true
+        default: break
+        }
+    }
 
     mutating func take(_ line: ConfigLine) throws(ConfigError) {
         let args = line.arguments
@@ -208,30 +239,35 @@ private struct BoardParser {
         }
     }
 
-    func finish() throws(ConfigError) -> BoardConfig {
-        guard nameLine > 0 else {
-            throw ConfigError(line: 0, .missing, "the board file has no name: add a line like `name my-wearable`")
+    /// The checks that need the whole file, their mistakes added to
+    /// `errors`.
+    func finish(errors: inout ConfigErrors) -> BoardConfig {
+        if nameLine == 0 && !nameFailed {
+            errors.add(ConfigError(line: 0, .missing, "the board file has no name: add a line like `name my-wearable`"))
         }
-        guard !board.outputs.isEmpty else {
-            throw ConfigError(line: 0, .missing, "the board has no outputs: add e.g. `output led-notify line=GPIO17`")
+        if board.outputs.isEmpty && !outputFailed {
+            errors.add(ConfigError(line: 0, .missing, "the board has no outputs: add e.g. `output led-notify line=GPIO17`"))
         }
-        guard !board.buttons.isEmpty else {
-            throw ConfigError(line: 0, .missing, "the board has no buttons: add e.g. `button accept line=GPIO22`")
+        if board.buttons.isEmpty && !buttonFailed {
+            errors.add(ConfigError(line: 0, .missing, "the board has no buttons: add e.g. `button accept line=GPIO22`"))
         }
         let specs = board.outputs + board.buttons
         let lines = outputLines + buttonLines
         for i in specs.indices {
-            if !board.simulated, case .offset(let offset) = specs[i].line, board.chip(of: specs[i]) == nil {
-                throw ConfigError(
-                    line: lines[i], .badLine,
-                    "line=\(offset) is an offset on a chip, but no chip is given: add chip=gpiochip0 (see gpiodetect) or a `chip` line"
-                )
+            if !board.simulated, !chipFailed, case .offset(let offset) = specs[i].line, board.chip(of: specs[i]) == nil {
+                errors.add(
+                    ConfigError(
+                        line: lines[i], .badLine,
+                        "line=\(offset) is an offset on a chip, but no chip is given: add chip=gpiochip0 (see gpiodetect) or a `chip` line"
+                    ))
+                continue
             }
-            for j in 0..<i where sameLine(specs[i], specs[j]) {
-                throw ConfigError(
-                    line: lines[i], .duplicate,
-                    "line \(specs[i].line.description) is already used by \(role(j)) \(specs[j].name) on line \(lines[j]): each output and button needs its own line"
-                )
+            if let j = (0..<i).first(where: { sameLine(specs[i], specs[$0]) }) {
+                errors.add(
+                    ConfigError(
+                        line: lines[i], .duplicate,
+                        "line \(specs[i].line.description) is already used by \(role(j)) \(specs[j].name) on line \(lines[j]): each output and button needs its own line"
+                    ))
             }
         }
         return board

@@ -8,8 +8,17 @@
 // UTF-8 bytes with the standard library only, so the module also builds with
 // Embedded Swift; Strings and Arrays are fine here because this runs once.
 // Every mistake in a file is a `ConfigError` value carrying the file's line
-// number and a one-line message that says what to change; the first mistake
-// stops parsing (a firmware that half-understood its wiring must not start).
+// number and a one-line message that says what to change. A file with a
+// mistake is not used (a firmware that half-understood its wiring must not
+// start), but reading goes on past it: a line with a mistake is left out,
+// and every mistake of the file is reported (`ConfigErrors`: the first 16
+// in file order, then a count), so the wearer fixes them in one go. What a
+// failed line would have given is not reported again (a pattern whose line
+// has a mistake is not also "undefined" where it is used; a board whose
+// only output line has one does not also "have no outputs"). `parse`
+// throws the file's first mistake, for callers that report one.
+// A file may start with a UTF-8 byte-order mark (Windows Notepad's "UTF-8
+// with BOM"), which is not text; CRLF line ends are whitespace.
 //
 //   Config.swift        this overview and `ConfigError`
 //   Lexer.swift         lines to words: comments, quotes, key=value
@@ -18,8 +27,10 @@
 //   Policy.swift        `PolicyConfig` and its parts
 //   PolicyParser.swift  the policy file parser
 
+import Bounded
+
 /// A mistake in a configuration file.
-public struct ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
+public struct ConfigError: LineError, CustomStringConvertible {
     public enum Kind: Equatable, Sendable {
         /// A setting or option the file format does not have.
         case unknownKey
@@ -58,5 +69,19 @@ public struct ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
     /// editors can jump to the line.
     public func located(in path: String) -> String {
         line > 0 ? "\(path):\(line): \(message)" : "\(path): \(message)"
+    }
+}
+
+/// Every mistake of one file (up to `ConfigErrors.capacity`, in file order).
+public typealias ConfigErrors = FileErrors<ConfigError>
+
+extension FileErrors where E == ConfigError {
+    /// One line per mistake, as `ConfigError.located(in:)` prints it, and
+    /// one more with how many were not kept.
+    public func located(in path: String) -> [String] {
+        var lines: [String] = []
+        for i in 0..<count { lines.append(self[i].located(in: path)) }
+        if notKept > 0 { lines.append("\(path): \(notKept) more error\(notKept == 1 ? "" : "s") after these") }
+        return lines
     }
 }

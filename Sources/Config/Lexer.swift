@@ -2,7 +2,8 @@
 // at the first `=` outside quotes; double quotes keep spaces, `#` and `=`
 // (with `\"` and `\\` inside them); `#` outside quotes starts a comment.
 // Blank and comment-only lines produce no `ConfigLine`, so every line the
-// parsers see has a first word.
+// parsers see has a first word. A UTF-8 byte-order mark at the very start
+// of the file is skipped; CR is whitespace, so CRLF line ends read as LF.
 //
 // Bytes throughout: a word's key and value are `Text`, the word's bytes with
 // quotes and escapes removed, and keywords are matched against
@@ -13,6 +14,8 @@
 // rather than a slice of the file: an `ArraySlice` is four words to a
 // `[UInt8]`'s one, and every copy of a word cost code (measured: Config's
 // Embedded object 122,328 bytes of code with slices, 117,772 with arrays).
+
+import Bounded
 
 /// A word's key or value: UTF-8 bytes, compared byte for byte.
 struct Text: Equatable, Sendable, CustomStringConvertible {
@@ -67,17 +70,26 @@ struct ConfigLine: Sendable {
 }
 
 enum Lexer {
-    static func lines(_ text: String) throws(ConfigError) -> [ConfigLine] {
+    /// The file's lines with words; a line with a mistake is left out and
+    /// its mistake added to `errors`.
+    static func lines(_ text: String, errors: inout ConfigErrors) -> [ConfigLine] {
         let bytes = Array(text.utf8)
         var result: [ConfigLine] = []
-        var start = 0
+        // A byte-order mark says how the file is encoded (Notepad's "UTF-8
+        // with BOM"); it is not part of the first line.
+        let hasMark = bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF
+        var start = hasMark ? 3 : 0
         var number = 0
         while start < bytes.count {
             number += 1
             var end = start
             while end < bytes.count && bytes[end] != Byte.newline { end += 1 }
-            let words = try self.words(bytes[start..<end], line: number)
-            if !words.isEmpty { result.append(ConfigLine(number: number, words: words)) }
+            do throws(ConfigError) {
+                let words = try self.words(bytes[start..<end], line: number)
+                if !words.isEmpty { result.append(ConfigLine(number: number, words: words)) }
+            } catch {
+                errors.add(error)
+            }
             start = end + 1
         }
         return result

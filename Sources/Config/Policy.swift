@@ -282,13 +282,27 @@ public struct PolicyConfig: Equatable, Sendable {
         return set
     }
 
+    /// The policy file against `board`, or its first mistake.
     public static func parse(_ text: String, board: BoardConfig) throws(ConfigError) -> PolicyConfig {
+        do throws(ConfigErrors) { return try parseReportingAll(text, board: board) } catch { throw error.first }
+    }
+
+    /// The policy file against `board`, or every mistake in it (up to
+    /// `ConfigErrors.capacity`, in file order).
+    public static func parseReportingAll(_ text: String, board: BoardConfig) throws(ConfigErrors) -> PolicyConfig {
+        var errors = ConfigErrors()
         var parser = PolicyParser(board: board)
-        let lines = try Lexer.lines(text)
+        let lines = Lexer.lines(text, errors: &errors)
         // Patterns first, so the other lines may use a pattern defined
         // further down.
-        for line in lines where line.verb.matches("pattern") { try parser.takePattern(line) }
-        for line in lines where !line.verb.matches("pattern") { try parser.take(line) }
-        return try parser.finish()
+        for line in lines where line.verb.matches("pattern") {
+            do throws(ConfigError) { try parser.takePattern(line) } catch { errors.add(error) }
+        }
+        for line in lines where !line.verb.matches("pattern") {
+            do throws(ConfigError) { try parser.take(line) } catch { errors.add(error) }
+        }
+        let policy = parser.finish(errors: &errors)
+        guard errors.isEmpty else { throw errors }
+        return policy
     }
 }

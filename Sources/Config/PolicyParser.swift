@@ -1,7 +1,8 @@
 // The policy file parser. Lines are taken one at a time (patterns first, so
-// any line may use a pattern defined further down); checks that need the
+// any line may use a pattern defined further down), each throwing its own
+// mistake (the caller collects them and goes on); checks that need the
 // whole file (a pattern that never ends where nothing would stop it) run in
-// `finish` and still point at the line to change. Keywords and names are
+// `finish`, collect every mistake and still point at the line to change. Keywords and names are
 // matched as bytes (`Text`, Lexer.swift), times of day read from digits
 // (Words.dailyWindow); Strings are made for what the policy keeps (pattern
 // names, a rule's app and title) and for messages.
@@ -89,6 +90,21 @@ struct PolicyParser {
         guard patterns.count < PolicyConfig.maxPatterns else {
             throw ConfigError(line: number, .badLine, "a policy has at most \(PolicyConfig.maxPatterns) patterns")
         }
+        let pattern: Pattern
+        do throws(ConfigError) { pattern = try Self.pattern(tokens, name: name, line: number) } catch {
+            // The name is defined all the same, by a stand-in that ends by
+            // itself, so the lines that use it are not reported again: this
+            // line's mistake says what to fix.
+            patterns.append(NamedPattern(name: name.description, pattern: try! Pattern([.on(1)], repeats: .times(1))))
+            patternLines.append(number)
+            throw error
+        }
+        patterns.append(NamedPattern(name: name.description, pattern: pattern))
+        patternLines.append(number)
+    }
+
+    /// The steps, repeat and final level after a pattern's name.
+    private static func pattern(_ tokens: [Text], name: Text, line number: Int) throws(ConfigError) -> Pattern {
         var steps: [PatternStep] = []
         var repeats: PatternRepeat? = nil
         var finalLevel: OutputLevel? = nil
@@ -134,10 +150,8 @@ struct PolicyParser {
             }
             i += 1
         }
-        do {
-            let pattern = try Pattern(steps, repeats: repeats ?? .times(1), finalLevel: finalLevel)
-            patterns.append(NamedPattern(name: name.description, pattern: pattern))
-            patternLines.append(number)
+        do throws(PatternError) {
+            return try Pattern(steps, repeats: repeats ?? .times(1), finalLevel: finalLevel)
         } catch {
             throw ConfigError(line: number, .badLine, Self.message(error, pattern: name.description))
         }
@@ -480,7 +494,9 @@ struct PolicyParser {
 
     // MARK: Whole-file checks
 
-    func finish() throws(ConfigError) -> PolicyConfig {
+    /// The checks that need the whole file, their mistakes added to
+    /// `errors`.
+    func finish(errors: inout ConfigErrors) -> PolicyConfig {
         var alerts = alerts
         if alerts[0] == nil { alerts[0] = Alert(outputs: []) }
         // A category with only an important line plays Other's alert (as a
@@ -498,20 +514,26 @@ struct PolicyParser {
             guard let alert = alerts[c], !alert.untilRemoved else { continue }
             let name = Words.string(CategoryID(rawValue: UInt8(c)).name)
             let remedy = "add until=removed to `alert \(name)` or give it a repeat count"
-            try checkEnds(alert.outputs, line: alertLines[c], what: "this alert would never stop", remedy: remedy)
-            try checkEnds(alert.important, line: importantLines[c], what: "this alert would never stop", remedy: remedy)
+            checkEnds(alert.outputs, line: alertLines[c], what: "this alert would never stop", remedy: remedy, errors: &errors)
+            checkEnds(alert.important, line: importantLines[c], what: "this alert would never stop", remedy: remedy, errors: &errors)
         }
         for (i, rule) in rules.enumerated() {
             if let category = rule.category, alert(for: category).untilRemoved { continue }
-            try checkEnds(
+            checkEnds(
                 rule.outputs, line: ruleLines[i], what: "nothing would stop it",
-                remedy: "give it a repeat count, or add category= naming a category whose alert has until=removed")
+                remedy: "give it a repeat count, or add category= naming a category whose alert has until=removed", errors: &errors)
         }
-        try checkEnds(actionFailed, line: feedbackLines[0], what: "the feedback would never stop", remedy: "give it a repeat count")
-        try checkEnds(nothingToDo, line: feedbackLines[1], what: "the feedback would never stop", remedy: "give it a repeat count")
-        try checkEnds(settingsError, line: feedbackLines[4], what: "the feedback would never stop", remedy: "give it a repeat count")
-        try checkEnds(phoneLost, line: feedbackLines[5], what: "the feedback would never stop", remedy: "give it a repeat count")
-        try checkEnds(phoneBack, line: feedbackLines[6], what: "the feedback would never stop", remedy: "give it a repeat count")
+        // The one-off feedback is played under an owner nothing stops (the
+        // next feedback on the same output replaces it, if one comes), so
+        // it must end by itself: no `repeat forever`, and no `then`, whose
+        // level is held until the owner stops it (pairing and
+        // waiting-permission have owners that do).
+        for (list, line) in [
+            (actionFailed, feedbackLines[0]), (nothingToDo, feedbackLines[1]), (settingsError, feedbackLines[4]),
+            (phoneLost, feedbackLines[5]), (phoneBack, feedbackLines[6]),
+        ] {
+            checkEnds(list, line: line, what: "the feedback would never stop", remedy: "give it a repeat count", holdStopped: false, errors: &errors)
+        }
         return PolicyConfig(
             patterns: patterns, alerts: alerts, rules: rules, unread: unread, shortPress: shortPress,
             longPress: longPress, actionFailed: actionFailed, nothingToDo: nothingToDo, pairing: pairing,
@@ -520,10 +542,24 @@ struct PolicyParser {
             ringLimitMs: ringLimitMs, quietHours: quietHours, phoneLostMs: phoneLostMs, phoneLost: phoneLost, phoneBack: phoneBack)
     }
 
-    private func checkEnds(_ outputs: [OutputPattern], line: Int, what: String, remedy: String) throws(ConfigError) {
-        for output in outputs where patterns[output.pattern].pattern.repeats == .untilStopped {
-            let name = patterns[output.pattern].name
-            throw ConfigError(line: line, .badLine, "pattern \(name) repeats forever, so \(what): \(remedy)")
+    /// A pattern on `outputs` that would not end by itself: one that
+    /// repeats forever, and, unless its owner stops the level it holds
+    /// (`holdStopped`: a notification's patterns stop at its Removed), one
+    /// that ends `then on|off`.
+    private func checkEnds(
+        _ outputs: [OutputPattern], line: Int, what: String, remedy: String, holdStopped: Bool = true, errors: inout ConfigErrors
+    ) {
+        for output in outputs {
+            let named = patterns[output.pattern]
+            if named.pattern.repeats == .untilStopped {
+                errors.add(ConfigError(line: line, .badLine, "pattern \(named.name) repeats forever, so \(what): \(remedy)"))
+            } else if !holdStopped, let level = named.pattern.finalLevel {
+                let then = level == .on ? "then on" : "then off"
+                errors.add(ConfigError(
+                    line: line, .badLine,
+                    "pattern \(named.name) ends `\(then)`, which holds \(board.outputs[output.output].name) \(level == .on ? "on" : "off") until stopped, so \(what): drop `\(then)`"
+                ))
+            }
         }
     }
 

@@ -17,10 +17,14 @@
 //   Notification Source is subscribed counts as replay too. Incoming calls
 //   are never replay (one in the replay is ringing now).
 // - A session that ends while the link stays up carries the lasting alerts
-//   over until the new session's replay confirms them (same UID, else the
-//   oldest carried), `replayWindowMs` after the new subscription, or
-//   `carriedRingMaxMs` if none comes. A link that goes down stops
-//   everything at once.
+//   over until the new session's replay confirms them, `replayWindowMs`
+//   after the new subscription (pushed on while PreExisting notifications
+//   keep coming, up to `carriedRingMaxMs` after the session ended), or
+//   `carriedRingMaxMs` if no subscription comes. The phone may replay a
+//   call under a new UID: a replayed lasting alert takes over the carried
+//   one of the same category and app (the app when both are known, from a
+//   fetched AppIdentifier; the same UID, then the oldest, between equals),
+//   never another app's. A link that goes down stops everything at once.
 // - A lasting alert stops on the wrist, the notification staying (accept
 //   still answers the call), when the wearer silences it (`silence`) or
 //   after the policy's `ring-limit-ms` (60 s by default), in case the
@@ -31,10 +35,16 @@
 //   for them up to `ruleWaitMs`, then the category's alert plays. Once an
 //   app identifier is known, the app's display name is asked for once per
 //   session (events stream only).
-// - Unread indicator: an output held on while the CategoryCount of any chosen
-//   category is above zero.
+// - Unread indicator: an output held on while the phone's count of any
+//   chosen category is above zero (the session's table keeps the counts
+//   from every Notification Source event, evicted UIDs included).
 // - Waiting for permission: the policy's `waiting-permission` feedback plays
-//   until subscribed or the link ends.
+//   while the phone refuses a subscription for want of permission (until
+//   subscribed or the link ends), and while it refuses Control Point writes
+//   for it on a live link (`controlPointNotPermitted`: until
+//   `controlPointPermitted` or the link ends; a resubscription on the live
+//   link does not end it, since the phone may accept the CCCD and still
+//   refuse the Control Point).
 // - Quiet hours (`quiet` lines, by the phone's clock from CTS): an alert
 //   whose category (and Important flag) the window does not allow neither
 //   flashes nor buzzes, from its category's alert or a rule alike; the
@@ -62,13 +72,14 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     /// A value per output, for every output a board may have
     /// (`BoardConfig.maxOutputs`, checked at `init`).
     typealias PerOutput<T> = InlineArray<8, T>
-    /// A value per defined category (reserved ones count as Other),
-    /// checked at `init`.
-    typealias PerCategory<T> = InlineArray<12, T>
 
     /// A notification whose alert lasts until it is removed.
     struct Sustained {
         var uid: UInt32
+        /// What a replay under a new UID is matched by: the category
+        /// (effective) and the app (`NotificationRecord.appHash`, 0: unknown).
+        var category: CategoryID
+        var appHash: UInt32
         var sequence: UInt64
         var priority: UInt8
         /// The pattern index per output; -1: none. Kept small on purpose:
@@ -98,8 +109,10 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     let carriedRingMaxMs: Int64
     private(set) var player: PatternPlayer
     private(set) var counters = WearableCounters()
-    /// When carried lasting alerts that nothing confirmed stop.
+    /// When carried lasting alerts that nothing confirmed stop...
     private var carriedUntil: Instant? = nil
+    /// ...and the latest a replay still under way may push that to.
+    private var carriedLimit = Instant.zero
     /// Until when a new notification is taken as replay; nil while the
     /// session is not subscribed (what arrives then is replay as well).
     private var replayUntil: Instant? = nil
@@ -107,9 +120,13 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     private var sustained: FixedArray<Sustained>
     private var sustainedNow: PerOutput<SustainedChoice?> = InlineArray(repeating: nil)
     private var sustainSequence: UInt64 = 0
-    private var categoryCounts: PerCategory<UInt8>
     private var unreadShown = false
+    /// The waiting-permission pattern plays, for either or both reasons:
     private var permissionShown = false
+    /// a subscription refused (bring-up waits for permission)...
+    private var subscriptionRefused = false
+    /// ...or the Control Point refused on a live link.
+    private var controlPointRefused = false
     private let motorMask: UInt64
     private let steadyOn: Pattern
     /// The phone's local time, as its latest time event said.
@@ -119,7 +136,6 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
         // The fixed tables' sizes against what a board and the protocol allow.
         precondition(BoardConfig.maxOutputs <= PerOutput<Int16>.count, "per-output tables are smaller than a board may be")
         precondition(config.board.outputs.count <= BoardConfig.maxOutputs, "a board with more outputs than BoardConfig allows")
-        precondition(CategoryID.knownCount <= PerCategory<UInt8>.count, "a category without a count slot")
         board = config.board
         policy = config.policy
         ruleWaitMs = config.ruleWaitMs
@@ -128,7 +144,6 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
         player = PatternPlayer(outputCount: max(1, config.board.outputs.count), patternsPerOutput: 4)
         pending = FixedArray(capacity: config.pendingAlertCapacity)
         sustained = FixedArray(capacity: config.link.session.notificationCapacity)
-        categoryCounts = InlineArray(repeating: 0)
         var mask: UInt64 = 0
         for (i, spec) in config.board.outputs.enumerated() where spec.kind == .motor { mask |= 1 << UInt64(i) }
         motorMask = mask
@@ -153,21 +168,20 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     mutating func linkEvent(_ event: LinkEvent, session: inout Session, now: Instant) {
         switch event {
         case .notification(let change):
+            if case .added(let record, _) = change { replayContinues(record, now: now) }
+            if case .modified(let record, _) = change { replayContinues(record, now: now) }
             switch change {
             case .added(let record, let evicted):
                 if let evicted { forget(evicted.uid, now: now) }
-                count(record)
                 if !isReplay(record, now: now) { arrive(record, session: &session, now: now) }
             case .modified(let record, _):
-                count(record)
                 if policy.realertOnModified, !isReplay(record, now: now) { arrive(record, session: &session, now: now) }
             case .removed(let record):
-                count(record)
                 forget(record.uid, now: now)
             case .removedUnknown:
                 break
             }
-            updateUnread(now: now)
+            updateUnread(session: session, now: now)
         case .command(let result):
             commandFinished(result, session: &session, now: now)
         case .time(.learned(let clock, _)):
@@ -178,25 +192,31 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
             case .sent, .notAvailable, .refused: break
             }
         case .permissionWaiting:
-            if !permissionShown {
-                permissionShown = true
-                feedback(policy.waitingPermission, owner: .permission, priority: Priority.pairing, untilStopped: true, now: now)
-            }
+            subscriptionRefused = true
+            updatePermission(now: now)
+        case .controlPointNotPermitted:
+            controlPointRefused = true
+            updatePermission(now: now)
+        case .controlPointPermitted:
+            controlPointRefused = false
+            updatePermission(now: now)
         case .subscribed:
-            permissionShown = false
-            player.stop(owner: .permission, now: now)
+            subscriptionRefused = false
+            updatePermission(now: now)
             replayUntil = now.advanced(byMs: replayWindowMs)
             if carriedUntil != nil { carriedUntil = now.advanced(byMs: replayWindowMs) }
         case .ended(let reason):
-            permissionShown = false
+            subscriptionRefused = false
             replayUntil = nil
             pending.removeAll()
-            categoryCounts = InlineArray(repeating: 0)
             unreadShown = false
             if reason.linkStaysUp {
                 carryLastingAlerts(now: now)
+                updatePermission(now: now)
                 break
             }
+            controlPointRefused = false
+            permissionShown = false
             player.stopAll()
             clearSustained()
             if pairingMode { showPairing(now: now) }
@@ -316,11 +336,6 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
         return true
     }
 
-    private mutating func count(_ record: NotificationRecord) {
-        let c = Int(record.category.effective.rawValue)
-        categoryCounts[c] = record.categoryCount
-    }
-
     /// A notification that may alert: now, or once the attributes its
     /// rules need have arrived.
     private mutating func arrive(_ record: NotificationRecord, session: inout Session, now: Instant) {
@@ -340,37 +355,70 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
         alert(record, now: now)
     }
 
+    /// A PreExisting notification while carried alerts wait: the phone's
+    /// replay is still under way (a call it holds may come last, after
+    /// hundreds of others), so the carried alerts wait `replayWindowMs`
+    /// more, up to `carriedLimit`.
+    private mutating func replayContinues(_ record: NotificationRecord, now: Instant) {
+        guard record.flags.contains(.preExisting), replayUntil != nil, let until = carriedUntil else { return }
+        let pushed = min(now.advanced(byMs: replayWindowMs), carriedLimit)
+        if pushed > until { carriedUntil = pushed }
+    }
+
+    /// A UID of this session is gone. A carried alert keeps its old
+    /// session's UID, which the new session may give to another
+    /// notification: only a replay takes it over or the carry ends it.
     private mutating func forget(_ uid: UInt32, now: Instant) {
         if let i = pending.firstIndex(where: { $0.uid == uid }) { pending.remove(at: i) }
         player.stop(owner: .notification(uid), now: now)
-        if let i = sustained.firstIndex(where: { $0.uid == uid }) {
+        if let i = sustained.firstIndex(where: { $0.uid == uid && !$0.carried }) {
             sustained.remove(at: i)
             refreshSustained(now: now)
         }
     }
 
-    /// Registers `uid`'s lasting alert and lets each output play the
+    /// The lasting alert `record` continues, if any: its own in this
+    /// session (same UID), else a carried one of the same call. The phone
+    /// may replay a call under a new UID and give its old UID to another
+    /// notification, so a carried alert is matched by category and app:
+    /// never another category's or a known other app's; between those
+    /// left, a known same app first, then the same UID, then the oldest.
+    private func continued(by record: NotificationRecord) -> Int? {
+        if let i = sustained.firstIndex(where: { $0.uid == record.uid && !$0.carried }) { return i }
+        var best: Int? = nil
+        var bestScore = 0
+        for i in 0..<sustained.count where sustained[i].carried && sustained[i].category == record.category.effective {
+            let app = sustained[i].appHash
+            if app != 0, record.appHash != 0, app != record.appHash { continue }
+            var score = 1
+            if app != 0, app == record.appHash { score += 2 }
+            if sustained[i].uid == record.uid { score += 1 }
+            if score > bestScore { (best, bestScore) = (i, score) }
+        }
+        return best
+    }
+
+    /// Registers `record`'s lasting alert and lets each output play the
     /// strongest one.
-    /// `replayed`: the phone flagged it PreExisting (a replay after the
-    /// session restarted).
-    private mutating func sustain(_ uid: UInt32, _ choices: [OutputPattern], priority: UInt8, silent: Bool, replayed: Bool, now: Instant) {
-        // The same call again (Modified, its replay) keeps its limit and its
-        // silence: a resubscription must not make a silenced call ring. A
-        // carried ring taken over by a call that is not flagged as replay
-        // may be a new call: it starts afresh (rings, a limit of its own).
+    private mutating func sustain(_ record: NotificationRecord, _ choices: [OutputPattern], priority: UInt8, silent: Bool, now: Instant) {
+        // The same call again (Modified, its replay, flagged PreExisting)
+        // keeps its limit and its silence: a resubscription must not make a
+        // silenced call ring. A carried ring taken over by a call that is
+        // not flagged as replay may be a new call: it starts afresh (rings,
+        // a limit of its own).
+        let replayed = record.flags.contains(.preExisting)
         var limitAt: Instant? = policy.ringLimitMs > 0 ? now.advanced(byMs: policy.ringLimitMs) : nil
         var muted = false
-        if let i = sustained.firstIndex(where: { $0.uid == uid }) {
+        var appHash = record.appHash
+        if let i = continued(by: record) {
             let old = sustained.remove(at: i)
             if !old.carried || replayed { (limitAt, muted) = (old.limitAt, old.muted) }
-        } else if let i = sustained.firstIndex(where: { $0.carried }) {
-            // The replay confirms a carried ring (the phone may number the
-            // new session's UIDs anew): this call takes it over.
-            let old = sustained.remove(at: i)
-            if replayed { (limitAt, muted) = (old.limitAt, old.muted) }
+            if appHash == 0 { appHash = old.appHash }
         }
         if carriedUntil != nil, sustained.firstIndex(where: { $0.carried }) == nil { carriedUntil = nil }
-        var entry = Sustained(uid: uid, sequence: sustainSequence, priority: priority, patterns: InlineArray(repeating: -1))
+        var entry = Sustained(
+            uid: record.uid, category: record.category.effective, appHash: appHash, sequence: sustainSequence, priority: priority,
+            patterns: InlineArray(repeating: -1))
         entry.limitAt = limitAt
         entry.muted = muted
         sustainSequence &+= 1
@@ -414,10 +462,11 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
     /// stops but the lasting alerts, which play on until the new session
     /// confirms or drops them.
     private mutating func carryLastingAlerts(now: Instant) {
-        player.stop(ownersWhere: { $0.isNotification || $0 == .unread || $0 == .permission }, now: now)
+        player.stop(ownersWhere: { $0.isNotification || $0 == .unread }, now: now)
         guard !sustained.isEmpty else { return }
         for i in 0..<sustained.count { sustained[i].carried = true }
         carriedUntil = now.advanced(byMs: carriedRingMaxMs)
+        carriedLimit = now.advanced(byMs: carriedRingMaxMs)
     }
 
     /// Stops the carried lasting alerts no replayed call took over.
@@ -459,7 +508,7 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
         }
         let silent = record.flags.contains(.silent)
         if untilRemoved {
-            sustain(record.uid, outputs, priority: priority, silent: silent, replayed: record.flags.contains(.preExisting), now: now)
+            sustain(record, outputs, priority: priority, silent: silent, now: now)
             return
         }
         for choice in outputs {
@@ -514,10 +563,24 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
         return false
     }
 
-    private mutating func updateUnread(now: Instant) {
+    /// Plays or stops the waiting-permission pattern as the reasons say.
+    private mutating func updatePermission(now: Instant) {
+        let wanted = subscriptionRefused || controlPointRefused
+        guard wanted != permissionShown else { return }
+        permissionShown = wanted
+        if wanted {
+            feedback(policy.waitingPermission, owner: .permission, priority: Priority.pairing, untilStopped: true, now: now)
+        } else {
+            player.stop(owner: .permission, now: now)
+        }
+    }
+
+    private mutating func updateUnread(session: borrowing Session, now: Instant) {
         guard let unread = policy.unread else { return }
         var any = false
-        for c in 0..<PerCategory<UInt8>.count where unread.categories & (1 << UInt16(c)) != 0 && categoryCounts[c] > 0 { any = true }
+        for c in 0..<CategoryID.knownCount where unread.categories & (1 << UInt16(c)) != 0 {
+            if session.table.categoryCount(CategoryID(rawValue: UInt8(c))) > 0 { any = true }
+        }
         guard any != unreadShown else { return }
         unreadShown = any
         if any {

@@ -135,6 +135,8 @@ public struct Controller: ~Copyable {
     private var staleBondRefusedFor: DeviceAddress? = nil
     private var consentUntil = Instant.zero
     private var disconnectedAt: Instant? = nil
+    /// The phone connected now, as the kernel names it (nil: none).
+    private var connectedAddress: DeviceAddress? = nil
     private var wasReady = false
     public private(set) var bondsNeedSaving = false
 
@@ -212,6 +214,7 @@ public struct Controller: ~Copyable {
             deviceConnected(connected.address, now: now)
         case .deviceDisconnected(let address, let reason):
             if consentFor == address { clearConsent() }
+            if connectedAddress == address { connectedAddress = nil }
             staleBondReported = false
             staleBondRefusedFor = nil
             disconnectedAt = now
@@ -255,6 +258,7 @@ public struct Controller: ~Copyable {
             send(.disconnect(address))
             return
         }
+        connectedAddress = address
         emit(.connected(bonded: bonded, address: address))
         if bonded, let gone = disconnectedAt {
             emit(.reconnected(afterMs: now.ms(since: gone)))
@@ -333,6 +337,16 @@ public struct Controller: ~Copyable {
         emit(.bondStored)
         manualPairingUntil = nil
         if wasPairing && !isPairingMode { emit(.pairingMode(on: false, reason: .bonded)) }
+    }
+
+    /// The link was ended by the wearable for a reason the phone must see
+    /// (not encrypted in time, no usable ANCS): closing the ATT socket
+    /// alone leaves the LE connection to the kernel, which a device that
+    /// never encrypts would go on holding; the kernel is told to
+    /// disconnect it.
+    public mutating func dropConnection() {
+        guard config.enabled, let address = connectedAddress else { return }
+        send(.disconnect(address))
     }
 
     /// A long press of both buttons.

@@ -9,6 +9,7 @@ import ANCS
 import ATT
 import Bounded
 import CTS
+import Platform
 
 /// Where the link is in its bring-up.
 public enum LinkState: Equatable, Sendable {
@@ -61,6 +62,18 @@ public enum EndReason: Equatable, Sendable {
         switch self {
         case .serviceChanged, .encrypted, .keepAlive, .notificationSourceSilent: true
         default: false
+        }
+    }
+
+    /// The wearable ended the link itself: the link asked for it (an ATT
+    /// timeout, a refused request, security or a subscription that failed),
+    /// or its own Bluetooth stack did (`LinkInput.endedByLocalHost`: a
+    /// controller reset). The phone was in reach when it ended.
+    public var endedByWearable: Bool {
+        switch self {
+        case .attTimeout, .attRefused, .notSecured, .ancsUnavailable, .subscribeFailed: true
+        case .platform(let name): name == LinkInput.endedByLocalHost
+        case .serviceChanged, .encrypted, .keepAlive, .notificationSourceSilent: false
         }
     }
 }
@@ -189,6 +202,16 @@ public enum LinkEvent: Equatable, Sendable {
     /// The phone refused a subscription (0x03/0x08: the user has not
     /// allowed notification sharing yet); tried again in `retryInMs`.
     case permissionWaiting(retryInMs: Int64)
+    /// On the live link, Control Point writes were refused with 0x03/0x08
+    /// `inARow` times in a row (probes or commands): the phone's "Share
+    /// System Notifications" is off, or its prompt is pending. Reported at
+    /// `PhoneLinkConfig.controlPointRefusalsForPermission` refusals and at
+    /// each one after; the link stays as it is.
+    case controlPointNotPermitted(inARow: Int)
+    /// After `controlPointNotPermitted`, the phone took a Control Point
+    /// write again (or answered one as ANCS does) or notified on
+    /// Notification Source: it shares notifications again.
+    case controlPointPermitted
     case ended(reason: EndReason)
     case notification(TableChange)
     case command(CommandResult)

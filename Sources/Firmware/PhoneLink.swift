@@ -42,6 +42,11 @@ public struct PhoneLinkConfig: Sendable {
     public var permissionRetryFirstMs: Int64 = 5_000
     /// ...up to this.
     public var permissionRetryMaxMs: Int64 = 60_000
+    /// Control Point writes refused with 0x03/0x08 in a row on a live link
+    /// (the keep-alive probe's included) after which the wearable takes it
+    /// that the phone does not share notifications (PebbleOS tells the
+    /// wearer after two checks): one refusal is that command's failure.
+    public var controlPointRefusalsForPermission = 2
     /// On a link to a bonded phone: how long after the connection a request
     /// that needs security waits for the phone to encrypt by itself before
     /// the wearable asks for it.
@@ -83,6 +88,8 @@ public struct PhoneLinkCounters: Equatable, Sendable {
     public var removedByInvalidUID: UInt64 = 0
     /// Subscription writes refused with 0x03/0x08 (sharing not allowed yet).
     public var permissionRefusals: UInt64 = 0
+    /// Control Point writes refused with 0x03/0x08 on the live link.
+    public var controlPointPermissionRefusals: UInt64 = 0
     public var raiseSecurityRequests: UInt64 = 0
     /// A raise wanted while one was outstanding or deferred: not asked again.
     public var raisesCoalesced: UInt64 = 0
@@ -197,6 +204,10 @@ public struct PhoneLink: ~Copyable {
     private var encryptionDueBy: Instant? = nil
     private var bringUpBackoff: Backoff
     private var bringUpFailures = 0
+    /// Control Point writes refused with 0x03/0x08 in a row on this link
+    /// (not reset by a resubscription: the phone may accept the CCCD and
+    /// still refuse the Control Point).
+    private var controlPointRefusals = 0
     /// AMS and CTS, run on the live link when the Control Point is idle.
     private var companion = CompanionServices()
     /// The phone's local time as its Current Time Service said (kept
@@ -314,6 +325,7 @@ public struct PhoneLink: ~Copyable {
         permissionBackoff.reset()
         bringUpBackoff.reset()
         bringUpFailures = 0
+        controlPointRefusals = 0
     }
 
     /// The platform learned after `linkUp` that the phone is bonded: it
@@ -460,6 +472,7 @@ public struct PhoneLink: ~Copyable {
     private mutating func notification<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(handle: UInt16, value: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
         if handle != 0 && handle == notificationSourceHandle {
             watch.traffic(now: now)
+            controlPointPermitted(now: now, handler: &handler, effects: &effects)
             switch session.receiveNotificationSource(value) {
             case .applied(let change): emit(.notification(change), now: now, handler: &handler, effects: &effects)
             case .dropped(let error): emit(.drop(.notificationSource(error)), now: now, handler: &handler, effects: &effects)
@@ -613,14 +626,14 @@ public struct PhoneLink: ~Copyable {
                     continueLongWrite(now: now, handler: &handler, effects: &effects)
                     return
                 case .written:
-                    result = session.controlPointWriteAcknowledged(now: now)
+                    result = controlPointWriteAcknowledged(now: now, handler: &handler, effects: &effects)
                 case .failed(let code):
                     result = controlPointWriteFailed(attErrorCode: code, now: now, handler: &handler, effects: &effects)
                 }
             } else if case .errorResponse(_, _, let code) = response {
                 result = controlPointWriteFailed(attErrorCode: code, now: now, handler: &handler, effects: &effects)
             } else {
-                result = session.controlPointWriteAcknowledged(now: now)
+                result = controlPointWriteAcknowledged(now: now, handler: &handler, effects: &effects)
             }
             if let result { commandFinished(result, now: now, handler: &handler, effects: &effects) }
         }
@@ -628,18 +641,48 @@ public struct PhoneLink: ~Copyable {
 
     /// The session's answer to a failed Control Point write. When it removed
     /// the notification (0xA2: the phone no longer has the UID), the removal
-    /// is reported as a table change with one fewer in its category, as the
-    /// phone's own Removed would have said, so counts and the unread
-    /// indicator stay true.
+    /// is reported as a table change with the count the table now holds for
+    /// its category (one fewer than the phone's latest), as the phone's own
+    /// Removed would have said, so counts and the unread indicator stay true.
+    /// Refusals for want of permission (0x03/0x08) are counted in a row: at
+    /// `controlPointRefusalsForPermission` the phone is taken not to share.
     private mutating func controlPointWriteFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(attErrorCode code: UInt8, now: Instant, handler: inout H, effects: inout Effects<S>) -> CommandResult? {
         let target = session.commandInFlight?.uid.flatMap { session.table.record(uid: $0) }
         let result = session.controlPointWriteFailed(attErrorCode: code)
+        if code == ATTErrorCode.writeNotPermitted || code == ATTErrorCode.insufficientAuthorization {
+            // Sharing off (or its prompt pending): at the threshold and after,
+            // the wearer is told as at a refused subscription.
+            counters.controlPointPermissionRefusals &+= 1
+            if controlPointRefusals < Int.max { controlPointRefusals += 1 }
+            if controlPointRefusals >= config.controlPointRefusalsForPermission {
+                emit(.controlPointNotPermitted(inARow: controlPointRefusals), now: now, handler: &handler, effects: &effects)
+            }
+        } else if ANCSErrorCode(rawValue: code) != nil {
+            // An ANCS error is an answer from a phone that shares.
+            controlPointPermitted(now: now, handler: &handler, effects: &effects)
+        }
         if var record = target, session.table.record(uid: record.uid) == nil {
             counters.removedByInvalidUID &+= 1
-            record.categoryCount = record.categoryCount == 0 ? 0 : record.categoryCount - 1
+            record.lastEvent = .removed
+            record.categoryCount = session.table.categoryCount(record.category)
             emit(.notification(.removed(record)), now: now, handler: &handler, effects: &effects)
         }
         return result
+    }
+
+    /// The phone took the Control Point write (its Write Response).
+    private mutating func controlPointWriteAcknowledged<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) -> CommandResult? {
+        controlPointPermitted(now: now, handler: &handler, effects: &effects)
+        return session.controlPointWriteAcknowledged(now: now)
+    }
+
+    /// The phone shares notifications: refusals in a row start over, and a
+    /// wait they had begun is reported over.
+    private mutating func controlPointPermitted<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
+        guard controlPointRefusals > 0 else { return }
+        let wasWaiting = controlPointRefusals >= config.controlPointRefusalsForPermission
+        controlPointRefusals = 0
+        if wasWaiting { emit(.controlPointPermitted, now: now, handler: &handler, effects: &effects) }
     }
 
     private mutating func subscribeFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ what: SubscribedSource, _ progress: CCCDWrite.Progress, now: Instant, handler: inout H, effects: inout Effects<S>) {

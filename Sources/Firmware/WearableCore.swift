@@ -104,6 +104,10 @@ public struct WearableConfig: Sendable {
     /// How long a ring carried over a session restart on a live link lasts
     /// if no new subscription confirms it.
     public var carriedRingMaxMs: Int64 = 10_000
+    /// After a phone-lost buzz, a loss that begins before the phone has
+    /// been back this long is reported without a buzz (a shaky link buzzes
+    /// once).
+    public var phoneLostCooldownMs: Int64 = 300_000
     public var pendingAlertCapacity = 8
     /// The board or policy file given had an error and the shipped
     /// defaults run instead: `start` plays the policy's settings-error
@@ -168,7 +172,7 @@ public struct WearableCore: ~Copyable {
         phone = PhoneLink(config: config.link)
         controller = Controller(config: config.controller, bonds: bonds)
         alerts = AlertPolicy(config: config)
-        phoneWatch = PhoneLostWatch(timeoutMs: config.policy.phoneLostMs)
+        phoneWatch = PhoneLostWatch(timeoutMs: config.policy.phoneLostMs, cooldownMs: config.phoneLostCooldownMs)
         let outputs = max(1, config.board.outputs.count)
         buttons = ButtonRouter(board: config.board, policy: config.policy)
         changes = RingBuffer(capacity: 2 * outputs, policy: .refuseNewest)
@@ -201,7 +205,7 @@ public struct WearableCore: ~Copyable {
 
     /// The known phone is back: its address, and the link encrypted.
     private mutating func phoneConnected<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
-        guard linkFromKnownPhone, phone.isEncrypted, phoneWatch.phoneConnected() else { return }
+        guard linkFromKnownPhone, phone.isEncrypted, phoneWatch.phoneConnected(now: now) else { return }
         emit(.phoneLost(false), now: now, into: &effects)
         alerts.feedback(policy.phoneBack, now: now)
     }
@@ -210,7 +214,8 @@ public struct WearableCore: ~Copyable {
         alerts.pairingMode = controller.isPairingMode
         linkFromKnownPhone = false
         phone.linkDown(reason: reason, now: now, handler: &alerts, effects: &effects)
-        phoneWatch.linkEnded(now: now, excused: controller.isPairingMode || stopping)
+        if reason == .notSecured || reason == .ancsUnavailable { controller.dropConnection() }
+        phoneWatch.linkEnded(now: now, excused: controller.isPairingMode || stopping || reason.endedByWearable)
         applyPatterns(now: now, into: &effects)
     }
 
@@ -315,9 +320,9 @@ public struct WearableCore: ~Copyable {
             guard let uid = alerts.nextRingLimit(now: now) else { break }
             emit(.ringLimited(uid: uid), now: now, into: &effects)
         }
-        if phoneWatch.advance(now: now) {
+        if case .lost(let buzz) = phoneWatch.advance(now: now) {
             emit(.phoneLost(true), now: now, into: &effects)
-            alerts.feedback(policy.phoneLost, now: now)
+            if buzz { alerts.feedback(policy.phoneLost, now: now) }
         }
         buttons.advance(now: now)
         handleGestures(now: now, into: &effects)

@@ -18,13 +18,17 @@
 //   rand       16 digits, the number
 //   value      32 digits, the key's bytes in wire order (as the kernel sends them)
 // Bonds are written least recently updated first, so the eviction order
-// survives a restart. Anything else is a corrupt file, reported with the
-// 1-based line number; the caller decides (start with no bonds, keep the
+// survives a restart. On reading, a UTF-8 byte-order mark before the header
+// and a CR before each "\n" (the file saved by a Windows editor) are not
+// part of the lines. Anything else is a corrupt file, reported with the
+// 1-based line number of every bad line (`BondFileErrors`: the first 16,
+// then a count; nothing after an unsupported version, whose lines this
+// format cannot judge); the caller decides (start with no bonds, keep the
 // file for inspection).
 
 import Bounded
 
-public struct BondFileError: Error, Equatable, Sendable {
+public struct BondFileError: LineError {
     /// 1-based; the header is line 1.
     public var line: Int
     public var problem: BondFileProblem
@@ -34,6 +38,9 @@ public struct BondFileError: Error, Equatable, Sendable {
         self.problem = problem
     }
 }
+
+/// Every bad line of a bond file (up to `BondFileErrors.capacity`).
+public typealias BondFileErrors = FileErrors<BondFileError>
 
 public enum BondFileProblem: Equatable, Sendable {
     case missingHeader
@@ -142,26 +149,54 @@ extension BondStore {
         for i in 0..<16 { out.appendHex(UInt64(key.wire[i]), digitCount: 2) }
     }
 
-    /// Reads a bond file. Any deviation from the format is an error naming
-    /// the line; nothing is returned from a corrupt file.
+    /// Reads a bond file, or throws its first bad line.
     public static func parse(_ text: Span<UInt8>) throws(BondFileError) -> BondStore {
+        var errors = BondFileErrors()
+        let store = read(text, errors: &errors)
+        guard errors.isEmpty else { throw errors.first }
+        return store
+    }
+
+    /// Reads a bond file. Any deviation from the format is an error naming
+    /// the line, every bad line reported; nothing is returned from a
+    /// corrupt file.
+    public static func parseReportingAll(_ text: Span<UInt8>) throws(BondFileErrors) -> BondStore {
+        var errors = BondFileErrors()
+        let store = read(text, errors: &errors)
+        guard errors.isEmpty else { throw errors }
+        return store
+    }
+
+    /// The bonds of every good line; the bad lines' errors added to
+    /// `errors`. Not to be used unless `errors` stays empty.
+    private static func read(_ text: Span<UInt8>, errors: inout BondFileErrors) -> BondStore {
         var store = BondStore()
-        var start = 0
+        let hasMark = text.count >= 3 && text[0] == 0xEF && text[1] == 0xBB && text[2] == 0xBF
+        var start = hasMark ? 3 : 0
         var line = 0
         while start < text.count {
             line += 1
             var end = start
             while end < text.count && text[end] != UInt8(ascii: "\n") { end += 1 }
-            guard end < text.count else { throw BondFileError(line: line, .missingNewline) }
-            let content = text.extracting(start..<end)
-            if line == 1 {
-                try parseHeader(content)
-            } else {
-                try store.parseRecord(content, line: line)
+            guard end < text.count else {
+                errors.add(BondFileError(line: line, .missingNewline))
+                break
             }
+            let contentEnd = end > start && text[end - 1] == UInt8(ascii: "\r") ? end - 1 : end
+            let content = text.extracting(start..<contentEnd)
             start = end + 1
+            do throws(BondFileError) {
+                if line == 1 {
+                    try parseHeader(content)
+                } else {
+                    try store.parseRecord(content, line: line)
+                }
+            } catch {
+                errors.add(error)
+                if error.problem == .unsupportedVersion { break }
+            }
         }
-        guard line > 0 else { throw BondFileError(line: 1, .missingHeader) }
+        if line == 0 { errors.add(BondFileError(line: 1, .missingHeader)) }
         return store
     }
 

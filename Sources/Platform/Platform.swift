@@ -22,6 +22,12 @@ public enum LinkInput: Equatable, Sendable {
     case pdu
     case securityChanged(encrypted: Bool)
     case disconnected(reason: Name)
+
+    /// The reason a link ended by the wearable's own Bluetooth stack is
+    /// given as: HCI "Connection Terminated By Local Host", which Linux
+    /// reports on the socket as ECONNABORTED (a controller reset or power
+    /// off, or the controller's own Disconnect), never the phone's doing.
+    public static let endedByLocalHost: Name = "connection-aborted"
 }
 
 /// A debounced-later input edge, or a request to stop.

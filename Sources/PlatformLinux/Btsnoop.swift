@@ -4,7 +4,9 @@
 // (HCI UART H4: each packet starts with its H4 type, 0x02 = ACL); then per
 // packet: original length, included length, flags (bit 0: 1 = received by
 // us), cumulative drops, timestamp in microseconds since 0000-01-01, all
-// big-endian. The ACL handle is a fixed 0x0040 (one link at a time).
+// big-endian. The ACL handle is a fixed 0x0040 (one link at a time). The
+// file holds every title and message the phone sent, so it is the wearer's
+// alone (PrivateFile.swift: 0600, no symbolic link followed).
 
 import Bounded
 import CLinux
@@ -19,7 +21,7 @@ public struct BtsnoopWriter: ~Copyable {
     public private(set) var failed = false
 
     public init(path: String) throws(SystemError) {
-        fd = try Sys.call32("open(\(path))") { wl_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        fd = try PrivateFile.openForWriting(path)
         record = ByteBuffer(capacity: 24 + 1 + 4 + 4 + 517)
         var header = ByteBuffer(capacity: 16)
         for c in "btsnoop".utf8 { header.append(c) }

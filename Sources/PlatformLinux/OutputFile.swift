@@ -1,6 +1,7 @@
 // A file or standard output that takes whole lines from a fixed buffer
-// (the events stream). Writes are retried on EINTR and short writes; a
-// failing file is reported once and then ignored, never fatal.
+// (the events stream). The file is the wearer's alone (PrivateFile.swift:
+// 0600, no symbolic link followed). Writes are retried on EINTR and short
+// writes; a failing file is reported once and then ignored, never fatal.
 
 import Bounded
 import CLinux
@@ -17,7 +18,7 @@ public struct OutputFile: ~Copyable {
             fd = 1
             owned = false
         } else {
-            fd = try Sys.call32("open(\(path))") { wl_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
+            fd = try PrivateFile.openForWriting(path)
             owned = true
         }
         name = path

@@ -70,7 +70,7 @@ struct PacketSocket: ~Copyable {
     static func reason(_ errno: Int32, receiving: Bool) -> Name {
         switch errno {
         case ECONNRESET: "connection-reset"
-        case ECONNABORTED: "connection-aborted"
+        case ECONNABORTED: LinkInput.endedByLocalHost
         case ETIMEDOUT: "link-timeout"
         case EPIPE: "peer-closed"
         default: receiving ? "receive-failed" : "send-failed"

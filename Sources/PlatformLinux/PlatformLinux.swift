@@ -33,6 +33,7 @@
 //   Log.swift             leveled log on stderr (journald priorities)
 //   OutputFile.swift      the events stream's file or stdout
 //   Btsnoop.swift         --trace: ATT PDUs as a btsnoop file
+//   PrivateFile.swift     the trace's and the events' files: 0600, no symlink followed
 //   ChildProcess.swift    posix_spawn with pipes (simulator and tests)
 //   ProcessControl.swift  arguments, environment, start-up file reads
 //   SystemProbe.swift     doctor/test-board: systemctl, /proc, stat, uname

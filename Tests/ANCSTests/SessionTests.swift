@@ -50,7 +50,74 @@ struct SessionTests {
         #expect(h.notify(ns(.removed, [], .social, uid: 1)) == .applied(.removed(NotificationRecord(
             uid: 1, category: .social, flags: [], categoryCount: 1, lastEvent: .removed, sequence: modified.sequence, attributesKnown: []))))
         #expect(h.session.table.count == 0)
-        #expect(h.notify(ns(.removed, [], .social, uid: 1)) == .applied(.removedUnknown(uid: 1)))
+        #expect(h.notify(ns(.removed, [], .social, count: 0, uid: 1)) == .applied(.removedUnknown(
+            NotificationSourceEvent(eventID: .removed, flags: [], category: .social, categoryCount: 0, uid: 1))))
+    }
+
+    @Test("category counts are the phone's from every event: a Removed for an evicted UID sets its category's count")
+    func countsFromEveryEvent() {
+        var h = Harness { $0.notificationCapacity = 2 }
+        _ = h.notify(ns(.added, [], .social, count: 1, uid: 1))
+        _ = h.notify(ns(.added, [], .email, count: 1, uid: 2))
+        _ = h.notify(ns(.added, [], .email, count: 2, uid: 3))
+        #expect(h.session.table.record(uid: 1) == nil, "evicted")
+        #expect(h.session.table.categoryCount(.social) == 1, "evicting a record does not touch the phone's count")
+        _ = h.notify(ns(.removed, [], .social, count: 0, uid: 1))
+        #expect(h.session.table.categoryCount(.social) == 0)
+        #expect(h.session.table.categoryCount(.email) == 2)
+        // A reserved category counts as Other.
+        _ = h.notify(ns(.added, [], CategoryID(rawValue: 40), count: 3, uid: 4))
+        #expect(h.session.table.categoryCount(.other) == 3)
+        h.session.end()
+        #expect(h.session.table.categoryCount(.email) == 0, "a session's counts end with it")
+    }
+
+    @Test("a notification's AppIdentifier, once it arrives, is kept as the record's app hash: equal for the same app, 0 until known")
+    func appHashFromAttributes() {
+        var h = Harness()
+        _ = h.notify(ns(.added, [], .incomingCall, uid: 1))
+        _ = h.notify(ns(.added, [], .incomingCall, uid: 2))
+        _ = h.notify(ns(.added, [], .incomingCall, uid: 3))
+        #expect(h.session.table.record(uid: 1)?.appHash == 0)
+        let apps: [(UInt32, String)] = [(1, "com.apple.mobilephone"), (2, "net.whatsapp.WhatsApp"), (3, "com.apple.mobilephone")]
+        for (uid, app) in apps {
+            #expect(h.session.fetchAttributes(uid: uid, .appIdentifier) == .queued)
+            #expect(h.send() != nil)
+            _ = h.ack()
+            _ = h.session.receiveDataSource(notificationResponse(uid: uid, [(.appIdentifier, Array(app.utf8))]).span)
+        }
+        let hashes = apps.map { h.session.table.record(uid: $0.0)?.appHash ?? 0 }
+        #expect(hashes[0] != 0 && hashes[1] != 0)
+        #expect(hashes[0] == hashes[2])
+        #expect(hashes[0] != hashes[1])
+    }
+
+    @Test("a notification that changes category leaves one fewer in the old one; the new one takes the phone's count")
+    func categoryChangeCounts() {
+        var h = Harness()
+        _ = h.notify(ns(.added, [], .social, count: 1, uid: 1))
+        _ = h.notify(ns(.added, [], .social, count: 2, uid: 2))
+        _ = h.notify(ns(.modified, [], .news, count: 5, uid: 2))
+        #expect(h.session.table.categoryCount(.social) == 1)
+        #expect(h.session.table.categoryCount(.news) == 5)
+        #expect(h.session.table.record(uid: 2)?.category == .news)
+        // A Removed naming yet another category moves it too.
+        _ = h.notify(ns(.removed, [], .email, count: 0, uid: 2))
+        #expect(h.session.table.categoryCount(.news) == 4)
+        #expect(h.session.table.categoryCount(.email) == 0)
+    }
+
+    @Test("0xA2 removes the UID and takes one from its category's latest count, not from the count it arrived with")
+    func invalidUIDCountsDownFromTheLatest() {
+        var h = Harness()
+        _ = h.notify(ns(.added, [], .email, count: 1, uid: 1))
+        _ = h.notify(ns(.added, [], .email, count: 3, uid: 2))
+        #expect(h.session.fetchAttributes(uid: 1, [.title]) == .queued)
+        #expect(h.send() != nil)
+        #expect(h.session.controlPointWriteFailed(attErrorCode: 0xA2) == .failed(
+            .getNotificationAttributes(uid: 1, attributes: [.title]), .ancs(.invalidParameter)))
+        #expect(h.session.table.record(uid: 1) == nil)
+        #expect(h.session.table.categoryCount(.email) == 2)
     }
 
     @Test("a malformed Notification Source value is dropped and counted")

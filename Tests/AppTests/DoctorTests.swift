@@ -210,20 +210,39 @@ struct DoctorTests {
         ])
         #expect(lines(f, "skip bonds") == ["skip bonds: no state directory to look in"])
         f = try healthyFacts()
-        f.bonds = .corrupt(line: 3, problem: "malformed-record")
+        var errors = BondFileErrors()
+        errors.add(BondFileError(line: 3, .malformedRecord))
+        f.bonds = .corrupt(errors)
         #expect(failures(f) == [
             "FAIL bonds /var/lib/wristlink/bonds: line 3: corrupt (malformed-record) — the firmware sets it aside at its next start and starts without bonds: restart it and pair the phone again"
+        ])
+        errors.add(BondFileError(line: 5, .badKeyType))
+        f.bonds = .corrupt(errors)
+        #expect(failures(f) == [
+            "FAIL bonds /var/lib/wristlink/bonds: line 3: corrupt (malformed-record)",
+            "FAIL bonds /var/lib/wristlink/bonds: line 5: corrupt (bad-key-type) — the firmware sets it aside at its next start and starts without bonds: restart it and pair the phone again",
         ])
     }
 
     @Test("a board file error fails with its file and line, and the lines and policy are skipped")
     func boardInvalid() throws {
         var f = try healthyFacts()
-        f.board = .invalid("/etc/wristlink/board.conf:7: unknown setting 'buton'")
+        f.board = .invalid(["/etc/wristlink/board.conf:7: unknown setting 'buton'"])
         f.policy = nil
         #expect(failures(f) == ["FAIL board: /etc/wristlink/board.conf:7: unknown setting 'buton' — fix that line (docs/config.md), then systemctl restart wristlink"])
         #expect(lines(f, "skip lines") == ["skip lines: the board file has an error"])
         #expect(lines(f, "skip policy") == ["skip policy: checked against the board, which could not be used"])
+    }
+
+    @Test("every error of the board or policy file is a FAIL line of its own, the fix on the last")
+    func everyFileError() throws {
+        var f = try healthyFacts()
+        f.policy = .invalid(["/etc/wristlink/policy.conf:2: no pattern named 'x'", "/etc/wristlink/policy.conf:9: unknown setting 'wobble'"])
+        #expect(failures(f) == [
+            "FAIL policy: /etc/wristlink/policy.conf:2: no pattern named 'x'",
+            "FAIL policy: /etc/wristlink/policy.conf:9: unknown setting 'wobble' — fix these lines (docs/config.md), then systemctl restart wristlink",
+        ])
+        #expect(Doctor.exitStatus(Doctor.checks(f)) == 1)
     }
 
     @Test("Wi-Fi up on a Zero 2 W is a note pointing at README step 3, and does not fail")

@@ -46,6 +46,30 @@ struct ByteTests {
         #expect(try board("name x\nchip sim\noutput a line=G\u{0}1\nbutton b\n").outputs[0].line == .named("G\u{0}1"))
     }
 
+    /// `text` as Windows Notepad saves it ("UTF-8 with BOM"): EF BB BF
+    /// first, CRLF line ends.
+    private func notepad(_ text: String) -> String {
+        decoded([0xEF, 0xBB, 0xBF] + Array(text.utf8).flatMap { $0 == 0x0A ? [0x0D, 0x0A] : [$0] })
+    }
+
+    @Test("a board or policy file saved as UTF-8 with BOM and CRLF (Windows Notepad) reads as the same file without them", arguments: shippedBoards)
+    func byteOrderMark(path: String) throws {
+        let boardText = readRepositoryFile(path)
+        let policyText = readRepositoryFile("board/policy.conf")
+        #expect(try board(notepad(boardText)) == board(boardText))
+        let b = try board(boardText)
+        #expect(try PolicyConfig.parse(notepad(policyText), board: b) == PolicyConfig.parse(policyText, board: b))
+        // A file whose first line is a comment, or blank, as well.
+        #expect(try board(notepad("# my wearable\n" + boardText)) == b)
+        #expect(try board(notepad("\n" + boardText)) == b)
+    }
+
+    @Test("a byte-order mark anywhere but at the very start is text, quoted back in the message")
+    func byteOrderMarkElsewhere() {
+        #expect(boardError("name x\n\u{FEFF}output a\n") == ConfigError(line: 2, .unknownKey, "unknown setting '\u{FEFF}output': a board file has name, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
+        #expect(boardError("\u{FEFF}\u{FEFF}name x\n")?.kind == .unknownKey, "only one mark is the encoding's")
+    }
+
     @Test("rule values keep their bytes, quotes and escapes removed")
     func ruleBytes() throws {
         let policy = try PolicyConfig.parse(

@@ -132,6 +132,27 @@ struct PolicyErrorTests {
         #expect(policyError(ring + "\nfeedback settings-error led-notify=ring\n")?.line == 3, "played once at start, nothing stops it")
     }
 
+    @Test("a feedback pattern that ends `then on` or `then off` holds its output where nothing stops it: a bad line on the feedback line")
+    func heldLevelWithoutStop() {
+        let held = "pattern glow on 100 off 100 repeat 3 then on\npattern dark on 100 then off\n"
+        for event in ["action-failed", "nothing-to-do", "settings-error", "phone-lost", "phone-back"] {
+            #expect(
+                policyError(held + "\nfeedback \(event) led-notify=glow\n")
+                    == ConfigError(line: 4, .badLine, "pattern glow ends `then on`, which holds led-notify on until stopped, so the feedback would never stop: drop `then on`"),
+                "\(event)")
+            #expect(
+                policyError(held + "feedback \(event) vibration=dark\n")
+                    == ConfigError(line: 3, .badLine, "pattern dark ends `then off`, which holds vibration off until stopped, so the feedback would never stop: drop `then off`"),
+                "\(event)")
+        }
+        // Where an owner stops the held level, it is what `then` is for.
+        #expect(policyError(held + "feedback pairing led-notify=glow\n") == nil, "stopped when pairing ends")
+        #expect(policyError(held + "feedback waiting-permission led-notify=glow\n") == nil, "stopped when subscribed or the link ends")
+        #expect(policyError(held + "alert Social led-notify=glow\n") == nil, "held until the notification is removed")
+        #expect(policyError(held + "alert IncomingCall vibration=glow until=removed\n") == nil, "held until the call ends")
+        #expect(policyError(held + "rule app=x led-notify=glow\n") == nil, "held until the notification is removed")
+    }
+
     @Test("an unknown pattern says how to define it")
     func unknownPattern() {
         #expect(policyError("alert Other led-notify=blnk\n") == ConfigError(line: 1, .unknownPattern, "no pattern named 'blnk': define it with a line like `pattern blnk on 200 off 800` (patterns: none)"))
@@ -203,5 +224,86 @@ struct RingPolicyTests {
         #expect(policyError("ring-limit-ms\n") == ConfigError(line: 1, .badLine, "ring-limit-ms takes one value: e.g. `ring-limit-ms 60000` (0: no limit)"))
         #expect(policyError("ring-limit-ms 1000\nring-limit-ms 2000\n") == ConfigError(line: 2, .duplicate, "ring-limit-ms is already set on line 1"))
         #expect(policyError("button reject ringing-long=mute\n") == ConfigError(line: 1, .badLine, "ringing-long takes positive, negative, silence, media-toggle, media-next, media-previous, volume-up, volume-down or none, not 'mute'"))
+    }
+}
+
+@Suite("Every mistake of a file")
+struct EveryErrorTests {
+    func boardErrors(_ text: String) -> ConfigErrors? {
+        do throws(ConfigErrors) {
+            _ = try BoardConfig.parseReportingAll(text)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func policyErrors(_ text: String) -> ConfigErrors? {
+        do throws(ConfigErrors) {
+            _ = try PolicyConfig.parseReportingAll(text, board: simBoard)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func all(_ errors: ConfigErrors?) -> [ConfigError] { errors.map { e in (0..<e.count).map { e[$0] } } ?? [] }
+
+    @Test("a board file's mistakes are all reported, in line order; parse still throws the first")
+    func board() {
+        let text = "name x\ncolour red\noutput a active-low=maybe\noutput b\nbutton c\n\"open\n"
+        #expect(all(boardErrors(text)) == [
+            ConfigError(line: 2, .unknownKey, "unknown setting 'colour': a board file has name, chip, output, button, debounce-ms, long-press-ms and double-press-ms"),
+            ConfigError(line: 3, .badLine, "active-low takes yes or no, not 'maybe'"),
+            ConfigError(line: 6, .badLine, "a double quote is not closed: end the text with \""),
+        ])
+        #expect(boardError(text) == ConfigError(line: 2, .unknownKey, "unknown setting 'colour': a board file has name, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
+        #expect(boardErrors("name x\noutput a\nbutton b\n") == nil)
+    }
+
+    @Test("what a line with a mistake would have given is not reported missing too; the whole-file checks still run for the rest")
+    func noCascadeInBoard() {
+        // The only output line is wrong: no "the board has no outputs".
+        #expect(all(boardErrors("name x\noutput a kind=buzzer\nbutton b\n")).map(\.line) == [2])
+        // No name line at all, and two buttons on one line: both.
+        #expect(all(boardErrors("chip sim\noutput a\nbutton b line=L\nbutton c line=L\n")).map(\.kind) == [.duplicate, .missing])
+    }
+
+    @Test("a policy file's mistakes are all reported in line order, though patterns are read first; the whole-file checks add theirs")
+    func policy() {
+        let text = """
+            alert News led-notify=blink priority=300
+            pattern blink on 100
+            pattern endless on 1 repeat forever
+            feedback nothing-to-do vibration=endless
+
+            phone-lost-ms soon
+            pattern broken on 0
+            wobble 2
+            """
+        #expect(all(policyErrors(text)).map(\.line) == [1, 4, 6, 7, 8])
+        #expect(policyError(text)?.line == 1, "parse throws the file's first")
+    }
+
+    @Test("the uses of a pattern whose own line has a mistake are not reported as undefined")
+    func noCascadeInPolicy() {
+        let errors = all(policyErrors("alert Social led-notify=blink\npattern blink on 0\nrule app=x vibration=blink\nalert Email led-call=blnk\n"))
+        #expect(errors.map(\.line) == [2, 4])
+        #expect(errors.last?.kind == .unknownPattern)
+        #expect(all(policyErrors("pattern blink on 0\npattern blink on 100\n")).map(\.kind) == [.outOfRange, .duplicate])
+    }
+
+    @Test("past 16 mistakes the rest are counted, and printed as one more line")
+    func bounded() {
+        let text = (1...20).map { "wobble \($0)\n" }.joined()
+        guard let errors = policyErrors(text) else {
+            Issue.record("no errors")
+            return
+        }
+        #expect(errors.count == 16 && errors.notKept == 4)
+        let lines = errors.located(in: "p.conf")
+        #expect(lines.count == 17)
+        #expect(lines.first?.hasPrefix("p.conf:1: unknown setting 'wobble'") == true)
+        #expect(lines.last == "p.conf: 4 more errors after these")
     }
 }

@@ -51,6 +51,31 @@ struct SettingsFallbackTests {
         #expect(r.notifyChanges >= 10, "\(r.events.prefix(12))")
     }
 
+    @Test("a board and policy saved by Windows Notepad (UTF-8 with BOM, CRLF) are the wearer's settings: no error, no fallback, no settings-error feedback")
+    func notepadFilesAreUsed() throws {
+        let dir = makeScratchDirectory("fallback")
+        defer { removeTree(dir) }
+        func notepad(_ text: String) -> String { "\u{FEFF}" + text.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\r\n") }
+        writeFile(dir + "/board.conf", notepad(readText(simBoard)))
+        writeFile(dir + "/policy.conf", notepad(readText(defaults)))
+        let r = try run(
+            ["--board", dir + "/board.conf", "--fallback-board", simBoard, "--policy", dir + "/policy.conf", "--fallback-policy", defaults], in: dir)
+        #expect(r.status == 0, "\(r.log)")
+        #expect(!r.log.contains("error:") && !r.log.contains("using the defaults"), "\(r.log)")
+        #expect(r.notifyChanges == 0, "\(r.events)")
+    }
+
+    @Test("a policy with several errors: every one is logged with its file and line, then the defaults run")
+    func everyErrorLogged() throws {
+        let dir = makeScratchDirectory("fallback")
+        defer { removeTree(dir) }
+        writeFile(dir + "/policy.conf", "pattern blink on 100\nalert News led-notfy=blink\n\nphone-lost-ms soon\nwobble 2\n")
+        let r = try run(["--board", simBoard, "--policy", dir + "/policy.conf", "--fallback-policy", defaults], in: dir)
+        #expect(r.status == 0, "\(r.log)")
+        for line in [2, 4, 5] { #expect(r.log.contains("policy.conf:\(line): "), "line \(line): \(r.log)") }
+        #expect(r.log.contains("using the defaults in \(defaults)"))
+    }
+
     @Test("a board with an error: the fallback board and the wearer's policy if it fits it, with the settings error")
     func badBoardFallsBack() throws {
         let dir = makeScratchDirectory("fallback")

@@ -115,4 +115,27 @@ struct TestBoardTests {
         #expect(out.lines.contains("ok   bonds \(dir)/bonds: none yet: the wearable is in pairing mode when it starts"))
         #expect(status == (out.lines.contains { $0.hasPrefix("FAIL ") } ? 1 : 0))
     }
+
+    @Test("doctor names every error of the board file, one FAIL line each, and reads a bond file saved with a BOM and CRLF")
+    func doctorEveryError() throws {
+        let dir = makeScratchDirectory("doctor")
+        defer { removeTree(dir) }
+        _ = chmod(dir, 0o700)
+        writeFile(dir + "/board.conf", "name x\ncolour red\noutput a active-low=maybe\nbutton b\n")
+        writeFile(
+            dir + "/bonds",
+            "\u{FEFF}wristlink-bonds 1\r\nirk 001b63aabbcc 01 0f0e0d0c0b0a09080706050403020100\r\n")
+        var child = try ChildProcess.spawn(
+            [wristlink, "doctor", "--gpio", "sim", "--board", dir + "/board.conf", "--state-dir", dir],
+            pipeStdin: false, pipeStdout: true, stderrFD: ProcessControl.openForAppend(dir + "/err.log"))
+        var out = LineWatcher(fd: child.stdout)
+        #expect(out.waitFor(["libgpiod: libgpiod "]) == true)
+        _ = child.wait(timeoutMs: 15_000)
+        out.drain()
+        let board = out.lines.filter { $0.hasPrefix("FAIL board: ") }
+        #expect(board.count == 2, "\(out.lines)")
+        #expect(board.first?.hasPrefix("FAIL board: \(dir)/board.conf:2: unknown setting 'colour'") == true, "\(board)")
+        #expect(board.last?.hasPrefix("FAIL board: \(dir)/board.conf:3: active-low takes yes or no, not 'maybe'") == true, "\(board)")
+        #expect(out.lines.contains { $0.hasPrefix("ok   bonds \(dir)/bonds: 1 bonded phone,") }, "\(out.lines)")
+    }
 }

@@ -91,6 +91,41 @@ struct CompanionTests {
         #expect(media == [.playback(.playing), .playback(.paused), .noPlayer])
     }
 
+    /// " 31 2C ...": `value`'s UTF-8 as hex after a notification's header.
+    func text(_ value: String) -> String { " " + toHex(Array(value.utf8)) }
+
+    @Test("PlaybackInfo with decimal commas (a de_DE phone) or an unreadable rate keeps its state; one with no readable state is dropped, the last state standing")
+    func playbackInfoReadDefensively() {
+        var rig = CoreRig(policy: mediaPolicy(), companions: true)
+        let up = rig.play(CompanionWire.all)
+        #expect(up)
+        rig.phone("1B 25 00 00 01 00" + text("1,1,0,12,5"))
+        rig.phone("1B 25 00 00 01 00" + text("0,0,0,12,5"))
+        rig.phone("1B 25 00 00 01 00" + text("1,1.0,abc"))
+        rig.phone("1B 25 00 00 01 00" + text("x,1.0,12.5"))
+        rig.phone("1B 25 00 00 01 00" + text("1.0,1.0,12.5"))
+        rig.phone("1B 25 00 00 01 01" + text(",1"))
+        let media = rig.events.compactMap { if case .link(.media(let m)) = $0 { m } else { nil } }
+        #expect(media == [.playback(.playing), .playback(.paused), .playback(.playing)])
+        let drops = rig.events.compactMap { if case .link(.drop(.playbackInfo(let e))) = $0 { e } else { nil } }
+        #expect(drops == [.badState, .badState, .noState])
+        #expect(rig.core.phone.state == .live, "a value the wearable cannot read never ends the link")
+    }
+
+    @Test("a Current Time the wearable cannot read (month 13, cut short) is dropped and counted; the clock keeps the last good time and the link stays")
+    func currentTimeReadDefensively() {
+        var rig = CoreRig(policy: mediaPolicy(), companions: true)
+        let up = rig.play(CompanionWire.all)
+        #expect(up)
+        let before = rig.core.phone.phoneClock
+        rig.phone("1B 32 00 EA 07 0D 01 16 0F 03 02 00 01")
+        rig.phone("1B 32 00 EA 07 0C 01 16")
+        let drops = rig.events.compactMap { if case .link(.drop(.currentTime(let e))) = $0 { e } else { nil } }
+        #expect(drops == [.fieldOutOfRange, .wrongLength(5)])
+        #expect(rig.core.phone.phoneClock == before)
+        #expect(rig.core.phone.state == .live)
+    }
+
     @Test("a long accept with no call ringing writes TogglePlayPause (02) to Remote Command; the Write Response reports it sent")
     func longAcceptTogglesPlayback() {
         var rig = CoreRig(policy: mediaPolicy(), companions: true)

@@ -135,3 +135,86 @@ struct PhoneLostTests {
         #expect(!rig.events.contains(.phoneLost(true)))
     }
 }
+
+@Suite("Phone left behind: the wearable's own drops, a shaky link")
+struct PhoneLostDebounceTests {
+    /// Ends the link as `reason` says, waits `awayMs`, and brings the
+    /// phone back up to a live link.
+    static func away(_ rig: inout CoreRig, _ reason: EndReason = .platform("peer-closed"), forMs awayMs: Int64) {
+        rig.core.linkDown(reason: reason, now: rig.now, into: &rig.effects)
+        rig.advance(ms: awayMs)
+        _ = rig.takeSent()
+        rig.core.linkUp(now: rig.now, into: &rig.effects)
+        rig.core.securityChanged(encrypted: true, now: rig.now, into: &rig.effects)
+        rig.settle()
+        _ = rig.play(Script.bringUp)
+    }
+
+    
+
+    @Test("a link the wearable ended itself (att-timeout, att-refused, not-secured, subscribe-failed, or its own stack: connection-aborted) is not a phone left behind")
+    func wearablesOwnDropsAreExcused() {
+        let reasons: [EndReason] = [.attTimeout, .attRefused, .notSecured, .subscribeFailed, .platform("connection-aborted")]
+        for reason in reasons {
+            var rig = CoreRig()
+            rig.core.linkDown(reason: reason, now: rig.now, into: &rig.effects)
+            rig.advance(ms: 60_000)
+            #expect(!rig.events.contains(.phoneLost(true)), "\(reason)")
+            #expect(rig.everOn("vibration", forMs: 500) == false, "\(reason)")
+        }
+    }
+
+    @Test("the phone's own drops still count: peer-closed, connection-reset, link-timeout")
+    func phonesDropsCount() {
+        for name: Name in ["peer-closed", "connection-reset", "link-timeout"] {
+            var rig = CoreRig()
+            rig.core.linkDown(reason: .platform(name), now: rig.now, into: &rig.effects)
+            rig.advance(ms: 31_000)
+            #expect(rig.events.contains(.phoneLost(true)), "\(name)")
+        }
+    }
+
+    @Test("a phone that flaps (20 s away, 5 s back) for ten minutes never buzzes: each time it is back within phone-lost-ms")
+    func flappingWithinTheTimeoutNeverBuzzes() {
+        var rig = CoreRig()
+        var buzzed = false
+        for _ in 0..<24 {
+            rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+            buzzed = rig.everOn("vibration", forMs: 20_000) || buzzed
+            _ = rig.takeSent()
+            rig.core.linkUp(now: rig.now, into: &rig.effects)
+            rig.core.securityChanged(encrypted: true, now: rig.now, into: &rig.effects)
+            rig.settle()
+            _ = rig.play(Script.bringUp)
+            buzzed = rig.everOn("vibration", forMs: 5_000) || buzzed
+        }
+        #expect(buzzed == false)
+        #expect(!rig.events.contains(.phoneLost(true)))
+    }
+
+    @Test("after the phone-lost buzz, a phone back for less than five minutes that goes again is reported lost without a second buzz; back for five minutes, the next loss buzzes")
+    func cooldownAfterALostBuzz() {
+        var rig = CoreRig()
+        Self.away(&rig, forMs: 36_000)
+        #expect(rig.events.filter { $0 == .phoneLost(true) }.count == 1)
+        #expect(rig.events.contains(.phoneLost(false)), "back")
+        rig.advance(ms: 60_000)
+        // Gone again after one minute back: reported, not buzzed.
+        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.advance(ms: 30_100)
+        #expect(rig.events.filter { $0 == .phoneLost(true) }.count == 2, "reported")
+        #expect(rig.everOn("vibration", forMs: 5_000) == false, "no second buzz within the cooldown")
+        _ = rig.takeSent()
+        rig.core.linkUp(now: rig.now, into: &rig.effects)
+        rig.core.securityChanged(encrypted: true, now: rig.now, into: &rig.effects)
+        rig.settle()
+        _ = rig.play(Script.bringUp)
+        #expect(rig.events.filter { $0 == .phoneLost(false) }.count == 2)
+        // Back for five minutes: the next loss buzzes again.
+        rig.advance(ms: 5 * 60_000)
+        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.advance(ms: 30_100)
+        #expect(rig.events.filter { $0 == .phoneLost(true) }.count == 3)
+        #expect(rig.everOn("vibration", forMs: 1_000) == true, "the phone-lost buzz")
+    }
+}

@@ -203,4 +203,116 @@ struct RingControlTests {
         #expect(rig.takeSent() == ["12 10 00 02 21 00 00 00 01"], "long=negative declines")
         #expect(!rig.events.contains(.silenced(uid: 0x21)))
     }
+
+    // MARK: A call replayed under a new UID (PebbleOS FIRM-2190)
+
+    /// Rules that fetch each call's AppIdentifier, so the wearable knows
+    /// which app rings.
+    static let appRules = """
+
+        rule category=IncomingCall app=com.apple.mobilephone led-call=ring vibration=ring
+        rule category=IncomingCall app=net.whatsapp.WhatsApp led-call=ring vibration=ring
+
+        """
+
+    /// The phone answers the AppIdentifier fetch for `uid` with `app`, and
+    /// the display-name fetch that follows a new app.
+    static func answerAppFetch(_ rig: inout CoreRig, uid: UInt8, app: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(rig.takeSent() == ["12 10 00 00 \(toHex([uid])) 00 00 00 00"], "AppIdentifier fetch for \(uid)", sourceLocation: sourceLocation)
+        rig.phone("13")
+        rig.phone(RuleTests.response(uid: uid, [(0, app)]))
+        if !rig.takeSent().isEmpty {
+            rig.phone("13")
+            rig.phone("1B 12 00 01 \(toHex(Array(app.utf8))) 00 00 03 00 41 70 70")
+        }
+    }
+
+    @Test("a call from com.apple.mobilephone replayed as UID 9 after a resubscription takes over the ring of UID 5: one ring plays on, accept answers UID 9")
+    func replayUnderANewUIDTakesOverTheRing() throws {
+        var rig = CoreRig(policy: try shippedPolicy(replacing: "", with: "", adding: Self.appRules), replayWindowMs: 3_000)
+        let vibration = simBoard.outputIndex(named: "vibration")!
+        rig.notify(.added, call, .incomingCall, uid: 5)
+        Self.answerAppFetch(&rig, uid: 5, app: "com.apple.mobilephone")
+        rig.advance(ms: 1_000)
+        let resubscribed = rig.serviceChangedAndResubscribe()
+        #expect(resubscribed)
+        rig.notify(.added, call.union(.preExisting), .incomingCall, uid: 9)
+        Self.answerAppFetch(&rig, uid: 9, app: "com.apple.mobilephone")
+        let nine = rig.core.isAlerting(uid: 9, output: vibration)
+        let five = rig.core.isAlerting(uid: 5, output: vibration)
+        #expect(nine == true && five == false, "one ring, now UID 9's")
+        rig.advance(ms: 4_000)
+        #expect(rig.everOn("vibration", forMs: 1_000) == true, "confirmed: it outlives the replay window")
+        _ = rig.takeSent()
+        rig.press(0)
+        #expect(rig.takeSent() == ["12 10 00 02 09 00 00 00 00"])
+        rig.phone("13")
+        // The call's own limit: 60 s from its first ring, not from the replay.
+        rig.advance(ms: 55_000)
+        #expect(rig.events.contains(.ringLimited(uid: 9)))
+    }
+
+    @Test("two ringing calls carried over a resubscription and replayed under new UIDs in the other order: each takes over its own ring by app (the silenced phone call stays silent, WhatsApp rings on)")
+    func twoCallsReplayedInTheOtherOrderKeepTheirOwnState() throws {
+        var rig = CoreRig(policy: try shippedPolicy(replacing: "", with: "", adding: Self.appRules), replayWindowMs: 3_000)
+        let vibration = simBoard.outputIndex(named: "vibration")!
+        rig.notify(.added, call, .incomingCall, uid: 5)
+        Self.answerAppFetch(&rig, uid: 5, app: "com.apple.mobilephone")
+        rig.press(1, ms: 1_000)
+        #expect(rig.events.contains(.silenced(uid: 5)))
+        rig.notify(.added, call, .incomingCall, count: 2, uid: 6)
+        Self.answerAppFetch(&rig, uid: 6, app: "net.whatsapp.WhatsApp")
+        let resubscribed = rig.serviceChangedAndResubscribe()
+        #expect(resubscribed)
+        rig.notify(.added, call.union(.preExisting), .incomingCall, count: 1, uid: 10)
+        Self.answerAppFetch(&rig, uid: 10, app: "net.whatsapp.WhatsApp")
+        rig.notify(.added, call.union(.preExisting), .incomingCall, count: 2, uid: 9)
+        Self.answerAppFetch(&rig, uid: 9, app: "com.apple.mobilephone")
+        let whatsApp = rig.core.isAlerting(uid: 10, output: vibration)
+        let phoneCall = rig.core.isAlerting(uid: 9, output: vibration)
+        #expect(whatsApp == true, "WhatsApp's call rings on")
+        #expect(phoneCall == false, "the phone call the wearer silenced stays silent")
+    }
+
+    @Test("a new call from another app in the new session does not take over the carried ring of the silenced call: the replayed call stays silent")
+    func anotherAppsCallDoesNotTakeOverTheCarriedRing() throws {
+        var rig = CoreRig(policy: try shippedPolicy(replacing: "", with: "", adding: Self.appRules), replayWindowMs: 3_000)
+        let vibration = simBoard.outputIndex(named: "vibration")!
+        rig.notify(.added, call, .incomingCall, uid: 5)
+        Self.answerAppFetch(&rig, uid: 5, app: "com.apple.mobilephone")
+        rig.press(1, ms: 1_000)
+        let resubscribed = rig.serviceChangedAndResubscribe()
+        #expect(resubscribed)
+        rig.notify(.added, call, .incomingCall, count: 1, uid: 12)
+        Self.answerAppFetch(&rig, uid: 12, app: "net.whatsapp.WhatsApp")
+        rig.notify(.added, call.union(.preExisting), .incomingCall, count: 2, uid: 9)
+        Self.answerAppFetch(&rig, uid: 9, app: "com.apple.mobilephone")
+        let whatsApp = rig.core.isAlerting(uid: 12, output: vibration)
+        let phoneCall = rig.core.isAlerting(uid: 9, output: vibration)
+        #expect(whatsApp == true, "the new call rings")
+        #expect(phoneCall == false, "the silenced call stays silent")
+    }
+
+    @Test("a call replayed last, after 3.5 s of other replayed notifications, still takes over its ring: the carried ring waits while the replay goes on")
+    func aLongReplayKeepsTheCarriedRing() {
+        var rig = CoreRig(replayWindowMs: 3_000)
+        let ledCall = simBoard.outputIndex(named: "led-call")!
+        rig.notify(.added, call, .incomingCall, uid: 5)
+        rig.advance(ms: 1_000)
+        let resubscribed = rig.serviceChangedAndResubscribe()
+        #expect(resubscribed)
+        var alwaysRinging = true
+        for uid in UInt32(100)..<135 {
+            rig.notify(.added, [.preExisting], .social, count: UInt8(uid - 99), uid: uid)
+            rig.advance(ms: 100)
+            if !rig.core.isAlerting(uid: 5, output: ledCall) { alwaysRinging = false }
+        }
+        #expect(alwaysRinging == true, "carried while the replay goes on")
+        rig.notify(.added, call.union(.preExisting), .incomingCall, uid: 9)
+        let nine = rig.core.isAlerting(uid: 9, output: ledCall)
+        #expect(nine == true)
+        rig.advance(ms: 5_000)
+        let five = rig.core.isAlerting(uid: 5, output: ledCall)
+        #expect(five == false, "taken over, not left to ring beside it")
+    }
 }

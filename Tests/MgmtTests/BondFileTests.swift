@@ -97,6 +97,24 @@ struct BondFileTests {
         for i in 0..<8 { #expect(again[i] == store[i]) }
     }
 
+    @Test("a file saved with a UTF-8 byte-order mark or CRLF line ends (edited on Windows) reads as the same bonds")
+    func byteOrderMarkAndCRLF() throws {
+        let bytes = ascii(Self.text)
+        let crlf = bytes.flatMap { $0 == 0x0A ? [0x0D, 0x0A] : [$0] }
+        let original = Self.sampleStore()
+        for variant in [[0xEF, 0xBB, 0xBF] + bytes, crlf, [0xEF, 0xBB, 0xBF] + crlf] {
+            let store = try BondStore.parse(variant.span)
+            #expect(store.count == 2)
+            for i in 0..<2 { #expect(store[i] == original[i]) }
+        }
+        // A mark that is not the first bytes, or a CR without its LF, is
+        // still corrupt.
+        #expect(throws: BondFileError(line: 2, .unknownRecord)) { _ = try BondStore.parse(ascii("wristlink-bonds 1\n\u{FEFF}" + Self.ltkLine).span) }
+        #expect(throws: BondFileError(line: 2, .malformedRecord)) {
+            _ = try BondStore.parse(ascii("wristlink-bonds 1\n" + Self.ltkLine.replacingFirst(" 0000 ", with: " 0000\r")).span)
+        }
+    }
+
     @Test("an empty store is just the header")
     func emptyStore() throws {
         var out = ByteBuffer(capacity: 32)
@@ -139,6 +157,22 @@ struct BondFileTests {
     ])
     func corrupt(text: String, line: Int, problem: BondFileProblem) {
         #expect(throws: BondFileError(line: line, problem)) { _ = try parse(text) }
+    }
+
+    @Test("every bad line is reported, in order; parse still throws the first; nothing after an unsupported version")
+    func everyBadLine() {
+        let text = "wristlink-bonds 1\n" + Self.ltkLine.replacingFirst(" 02 03", with: " 02 04") + Self.ltkLine + "key x\n" + String(Self.ltkLine.prefix(40))
+        var found: [BondFileError] = []
+        do throws(BondFileErrors) { _ = try BondStore.parseReportingAll(ascii(text).span) } catch {
+            found = (0..<error.count).map { error[$0] }
+        }
+        #expect(found == [BondFileError(line: 2, .badKeyType), BondFileError(line: 4, .unknownRecord), BondFileError(line: 5, .missingNewline)])
+        #expect(throws: BondFileError(line: 2, .badKeyType)) { _ = try parse(text) }
+        var newer: [BondFileError] = []
+        do throws(BondFileErrors) { _ = try BondStore.parseReportingAll(ascii("wristlink-bonds 2\nsomething else\n").span) } catch {
+            newer = (0..<error.count).map { error[$0] }
+        }
+        #expect(newer == [BondFileError(line: 1, .unsupportedVersion)])
     }
 
     @Test("more peers than the store holds is an error on the first line too many")
