@@ -140,6 +140,8 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
                 core.linkDown(reason: reason, now: now, into: &effects)
             }
         }
+        // Ending a link may ask the controller to drop the connection too.
+        while core.popControllerCommand(into: &mgmt) { platform.sendController(mgmt) }
         while let change = core.nextLineChange() { platform.setOutput(change.line, on: change.on) }
     }
 }
