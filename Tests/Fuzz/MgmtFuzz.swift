@@ -65,6 +65,13 @@ func fuzzControllerSetup(_ input: Span<UInt8>) {
             preconditionFailure("the sequencer's commands always fit its buffer")
         }
         if let packet = try? MgmtEvent.decode(r.take(length)) { setup.handle(packet, now: now) }
-        if let deadline = setup.nextDeadline { precondition(setup.status == .ready && deadline.ms(since: now) <= 30_000) }
+        // A deadline belongs to a state that has one: the end of fast
+        // advertising (ready), the next probe for a controller that went
+        // (at most probeMaxMs away), the retry of a failed sequence; a step
+        // waiting for its reply has none.
+        if let deadline = setup.nextDeadline {
+            if case .inProgress = setup.status { preconditionFailure("a deadline while a step waits for its reply") }
+            precondition(deadline.ms(since: now) <= ControllerSetup.probeMaxMs)
+        }
     }
 }
