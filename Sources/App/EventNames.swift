@@ -137,6 +137,7 @@ extension BondIgnoredReason {
         case .notPersistent: "not-persistent"
         case .notIdentity: "not-identity-address"
         case .debugKey: "debug-key"
+        case .noConsent: "no-consent"
         }
     }
 }
@@ -157,6 +158,7 @@ extension SetupFailure {
         case .status(let status): Name(status.name)
         case .malformedReply: "malformed-reply"
         case .lowEnergyUnsupported: "no-low-energy"
+        case .noReply: "no-reply"
         }
     }
 }

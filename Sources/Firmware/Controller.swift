@@ -137,6 +137,8 @@ public struct Controller: ~Copyable {
     private var disconnectedAt: Instant? = nil
     private var wasReady = false
     public private(set) var bondsNeedSaving = false
+    /// Keys refused because no pairing the wearer allowed brought them.
+    public private(set) var keysRefused: UInt64 = 0
 
     public init(config: ControllerConfig, bonds: consuming BondStore) {
         self.config = config
@@ -181,7 +183,7 @@ public struct Controller: ~Copyable {
     public mutating func start(now: Instant) {
         guard config.enabled else { return }
         if bonds.isEmpty { emit(.pairingMode(on: true, reason: .noBond)) }
-        pump()
+        pump(now: now)
     }
 
     /// One management event from the kernel.
@@ -206,7 +208,7 @@ public struct Controller: ~Copyable {
             wasReady = true
             emit(.advertising)
         }
-        guard decoded.index == ControllerIndex(config.index) else { return pump() }
+        guard decoded.index == ControllerIndex(config.index) else { return pump(now: now) }
         switch decoded.event {
         case .deviceConnected(let connected):
             deviceConnected(connected.address, now: now)
@@ -236,7 +238,7 @@ public struct Controller: ~Copyable {
             if staleBondRefusedFor == address {
                 staleBondRefusedFor = nil
                 send(.disconnect(address))
-                return pump()
+                return pump(now: now)
             }
             // A phone without a bond that failed to pair (refused, or gave
             // up) stays connected otherwise, unencrypted and useless, and
@@ -245,7 +247,7 @@ public struct Controller: ~Copyable {
         default:
             break
         }
-        pump()
+        pump(now: now)
     }
 
     private mutating func deviceConnected(_ address: DeviceAddress, now: Instant) {
@@ -364,14 +366,14 @@ public struct Controller: ~Copyable {
             if !bonds.isEmpty { emit(.pairingMode(on: false, reason: .timeout)) }
         }
         setup.poll(now: now)
-        pump()
+        pump(now: now)
     }
 
     // MARK: Outputs
 
-    private mutating func pump() {
+    private mutating func pump(now: Instant) {
         do {
-            while try setup.nextCommand(bonds: bonds, into: &scratch) != nil {
+            while try setup.nextCommand(bonds: bonds, into: &scratch, now: now) != nil {
                 if !commands.push(copyOf: scratch) { emit(.dropped(.mgmtQueueFull)) }
             }
         } catch {

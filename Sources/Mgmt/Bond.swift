@@ -112,6 +112,8 @@ public enum BondIgnoredReason: Equatable, Sendable {
     case notIdentity
     /// A Secure Connections debug key.
     case debugKey
+    /// No pairing the wearer allowed for that address (see `Controller`).
+    case noConsent
 }
 
 /// Every bond the wearable keeps, in order of last update (oldest first).

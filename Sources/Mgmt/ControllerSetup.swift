@@ -112,6 +112,8 @@ public struct SetupConfig: Equatable, Sendable {
     public var connectionParameters: ConnectionParameters? = .wearable
     /// After a failed step, the sequence starts over this much later.
     public var retryDelayMs: Int64 = 5_000
+    /// How long a command waits for its reply before its step fails.
+    public var replyTimeoutMs: Int64 = 10_000
 
     /// Advertises `service` in the solicitation list, the name in the scan
     /// response (see `AdvertisingPayload.solicitingService`).
@@ -190,6 +192,8 @@ public enum SetupFailure: Equatable, Sendable {
     case malformedReply
     /// Supported_Settings lacks Low Energy.
     case lowEnergyUnsupported
+    /// No reply within `SetupConfig.replyTimeoutMs`.
+    case noReply
 }
 
 public enum SetupStatus: Equatable, Sendable {
@@ -253,6 +257,8 @@ public struct ControllerSetup: ~Copyable {
     private var fastUntil: Instant? = nil
     /// Devices connected now (Device Connected minus Device Disconnected).
     public private(set) var connections = 0
+    /// Disconnections that got no fast burst (a reconnection storm).
+    public private(set) var fastBurstsSkipped: UInt64 = 0
 
     public init(config: SetupConfig) {
         self.config = config
@@ -290,7 +296,7 @@ public struct ControllerSetup: ~Copyable {
     /// Writes the next command into `out` and returns its step, or returns
     /// nil when nothing is to be sent now (waiting for a reply, ready,
     /// failed). `bonds` is read for the two Load commands.
-    public mutating func nextCommand(bonds: borrowing BondStore, into out: inout ByteBuffer) throws(MgmtEncodeError) -> SetupStep? {
+    public mutating func nextCommand(bonds: borrowing BondStore, into out: inout ByteBuffer, now: Instant) throws(MgmtEncodeError) -> SetupStep? {
         let index = config.index
         if phase == .waitingForController, probe == .sending {
             try MgmtCommand.readControllerInformation.encode(index: index, into: &out)

@@ -17,6 +17,9 @@ func mgmtEvent(_ code: UInt16, _ params: String) -> [UInt8] {
 let deviceConnected = mgmtEvent(0x000B, phoneAddress + " 00 00 00 00  00 00")
 let deviceDisconnected = mgmtEvent(0x000C, phoneAddress + " 03")
 let confirmationRequest = mgmtEvent(0x000F, phoneAddress + " 01  5A 6E 0B 00")
+/// A phone nobody paired: D2:11:22:33:44:55, static random.
+let strangerAddress = "55 44 33 22 11 D2 02"
+let stranger = DeviceAddress(BDAddress(0xD2, 0x11, 0x22, 0x33, 0x44, 0x55), .leRandom)
 let newLongTermKey = mgmtEvent(0x000A, "01 " + phoneAddress + " 02 00 10 0000 0000000000000000 00112233445566778899AABBCCDDEEFF")
 
 struct ControllerRig: ~Copyable {
@@ -333,6 +336,145 @@ struct ControllerTests {
         rig.wait(ms: 5_000)
         #expect(rig.sent() == [], "no second start-over when the old retry would have been due")
         #expect(rig.controller.deadline == nil, "waiting for the kernel's answer only")
+    }
+
+    // MARK: Keys only from a pairing the wearer allowed
+
+    @Test("outside pairing mode a key from a phone nobody allowed is not stored: reported no-consent, counted, and the kernel forgets it (Unpair Device, disconnect)")
+    func unallowedKeyForgotten() {
+        var rig = ControllerRig(bonds: bondFile)
+        _ = rig.events()
+        rig.feed(mgmtEvent(0x000A, "01 " + strangerAddress + " 02 00 10 0000 0000000000000000 FFEEDDCCBBAA99887766554433221100"))
+        #expect(rig.events() == [.bondIgnored(reason: .noConsent)])
+        #expect(rig.sent() == ["1B 00 00 00 08 00 " + strangerAddress + " 01"])
+        #expect(rig.controller.keysRefused == 1)
+        #expect(rig.controller.bonds.count == 1)
+        #expect(rig.controller.bonds.firstIndex(of: stranger) == nil)
+        #expect(rig.controller.bondsNeedSaving == false)
+        // Its IRK, from the same pairing: counted, the kernel already told.
+        rig.feed(mgmtEvent(0x0018, "01 00 00 00 00 00 00 " + strangerAddress + " 0F 0E 0D 0C 0B 0A 09 08 07 06 05 04 03 02 01 00"))
+        #expect(rig.events() == [.bondIgnored(reason: .noConsent)])
+        #expect(rig.sent() == [])
+        #expect(rig.controller.keysRefused == 2)
+    }
+
+    @Test("a new key for a bonded phone without consent keeps the bond, is reported as a stale bond, and the kernel gets the stored keys back and drops the link")
+    func unallowedKeyForBondedPhone() {
+        var rig = ControllerRig(bonds: bondFile)
+        rig.feed(deviceConnected)
+        _ = rig.events()
+        rig.feed(mgmtEvent(0x000A, "01 " + phoneAddress + " 02 00 10 0000 0000000000000000 FFEEDDCCBBAA99887766554433221100"))
+        #expect(rig.events() == [.bondIgnored(reason: .noConsent), .staleBond(replacing: false)])
+        // Unpair Device would delete the bond's own keys in the kernel too:
+        // both Load commands replace the kernel's lists with the store's.
+        #expect(rig.sent() == [
+            "13 00 00 00 26 00 01 00 " + phoneAddress + " 02 00 10 00 00 00 00 00 00 00 00 00 00 00 11 22 33 44 55 66 77 88 99 AA BB CC DD EE FF",
+            "30 00 00 00 02 00 00 00",
+            "14 00 00 00 07 00 " + phoneAddress,
+        ])
+        var out = ByteBuffer(capacity: 4096)
+        #expect(rig.controller.serializeBonds(into: &out) == true)
+        #expect(String(decoding: out.toArray(), as: UTF8.self) == bondFile)
+        #expect(rig.controller.bondsNeedSaving == false)
+    }
+
+    @Test("the same key again for a bonded phone is unchanged: nothing reported, nothing sent, with or without consent")
+    func sameKeyUnchanged() {
+        var rig = ControllerRig(bonds: bondFile)
+        rig.feed(deviceConnected)
+        _ = rig.events()
+        rig.feed(newLongTermKey)
+        #expect(rig.events() == [])
+        #expect(rig.sent() == [])
+        #expect(rig.controller.keysRefused == 0)
+        #expect(rig.controller.bondsNeedSaving == false)
+    }
+
+    @Test("in pairing mode a key without an accepted confirmation (a kernel that did not ask) is not stored and pairing mode stays on")
+    func pairingModeAloneIsNoConsent() {
+        var rig = ControllerRig()
+        rig.feed(deviceConnected)
+        _ = rig.events()
+        rig.feed(newLongTermKey)
+        #expect(rig.events() == [.bondIgnored(reason: .noConsent)])
+        #expect(rig.sent() == ["1B 00 00 00 08 00 " + phoneAddress + " 01"])
+        #expect(rig.controller.bonds.count == 0)
+        #expect(rig.controller.isPairingMode == true)
+    }
+
+    @Test("with automatic acceptance, pairing mode is the consent: a key arriving without a confirmation request is stored")
+    func automaticAcceptanceWithoutRequest() {
+        var rig = ControllerRig { $0.autoAcceptPairing = true }
+        rig.feed(deviceConnected)
+        _ = rig.events()
+        rig.feed(newLongTermKey)
+        #expect(rig.events() == [.bondStored, .pairingMode(on: false, reason: .bonded)])
+        // The same pairing's IRK after pairing mode ended with the bond.
+        rig.feed(mgmtEvent(0x0018, "01 00 00 00 00 00 00 " + phoneAddress + " 0F 0E 0D 0C 0B 0A 09 08 07 06 05 04 03 02 01 00"))
+        #expect(rig.events() == [.bondStored])
+        #expect(rig.sent() == [])
+    }
+
+    @Test("consent lasts for the link: after the phone disconnected, its keys need a new consent")
+    func consentEndsWithTheLink() {
+        var rig = ControllerRig()
+        rig.feed(deviceConnected)
+        rig.feed(confirmationRequest)
+        rig.controller.consent(granted: true, now: rig.now)
+        _ = rig.sent()
+        rig.feed(deviceDisconnected)
+        _ = rig.events()
+        rig.feed(newLongTermKey)
+        #expect(rig.events() == [.bondIgnored(reason: .noConsent)])
+        #expect(rig.sent() == ["1B 00 00 00 08 00 " + phoneAddress + " 01"])
+        #expect(rig.controller.bonds.count == 0)
+    }
+
+    @Test("an allowed pairing whose IRK names a bonded phone's identity replaces that bond whole, reported as a stale bond")
+    func identityTakeoverReported() {
+        // The bond: a Secure Connections key, a legacy key of the other role, an IRK.
+        let oldBond = bondFile + "ltk c12233445566 02 00 01 10 1234 0102030405060708 a0a1a2a3a4a5a6a7a8a9aaabacadaeaf\n"
+            + "irk c12233445566 02 00112233445566778899aabbccddeeff\n"
+        // 5A:11:22:33:44:55: a resolvable private address the stored IRK does not resolve.
+        let rpa = "55 44 33 22 11 5A 02"
+        var rig = ControllerRig(bonds: oldBond)
+        rig.controller.enterPairingMode(now: rig.now)
+        rig.feed(mgmtEvent(0x000B, rpa + " 00 00 00 00  00 00"))
+        rig.feed(mgmtEvent(0x000F, rpa + " 01  5A 6E 0B 00"))
+        _ = rig.events()
+        rig.controller.consent(granted: true, now: rig.now)
+        #expect(rig.sent() == ["1C 00 00 00 07 00 " + rpa])
+        _ = rig.events()
+        rig.feed(mgmtEvent(0x0018, "01 55 44 33 22 11 5A " + phoneAddress + " 0F 0E 0D 0C 0B 0A 09 08 07 06 05 04 03 02 01 00"))
+        #expect(rig.events() == [.staleBond(replacing: true), .bondStored])
+        rig.feed(mgmtEvent(0x000A, "01 " + phoneAddress + " 02 00 10 0000 0000000000000000 FFEEDDCCBBAA99887766554433221100"))
+        #expect(rig.events().contains(.bondStored))
+        #expect(rig.sent() == [])
+        var out = ByteBuffer(capacity: 4096)
+        #expect(rig.controller.serializeBonds(into: &out) == true)
+        #expect(String(decoding: out.toArray(), as: UTF8.self) == "wristlink-bonds 1\n"
+            + "ltk c12233445566 02 02 00 10 0000 0000000000000000 ffeeddccbbaa99887766554433221100\n"
+            + "irk c12233445566 02 0f0e0d0c0b0a09080706050403020100\n")
+    }
+
+    // MARK: Set-up replies that never come
+
+    @Test("a set-up command whose reply never comes (dropped on the way): the step fails with no-reply after 10 s and set-up starts over 5 s later")
+    func lostReplyRetried() {
+        var rig = ControllerRig()
+        _ = rig.events()
+        // hci0, LE only, unpowered.
+        rig.feed(mgmtEvent(0x0001, "04 00 00  5A 6E 0B 00 09 00  09  02 00  FF BE 01 00  00 02 00 00  00 00 00"
+            + String(repeating: " 00", count: 249 + 11)))
+        #expect(rig.sent() == ["0D 00 00 00 01 00 01"], "Set Low Energy, whose reply is lost")
+        #expect(rig.controller.deadline == rig.now.advanced(byMs: 10_000))
+        rig.wait(ms: 9_999)
+        #expect(rig.events() == [])
+        rig.wait(ms: 1)
+        #expect(rig.events() == [.setupFailed(step: .enableLowEnergy, failure: .noReply)])
+        #expect(rig.controller.deadline == rig.now.advanced(byMs: 5_000), "the retry")
+        rig.wait(ms: 5_000)
+        #expect(rig.sent() == ["04 00 00 00 00 00"], "started over")
     }
 
     @Test("a disabled controller (UNIX link) sends nothing")

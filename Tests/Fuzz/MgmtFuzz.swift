@@ -57,8 +57,8 @@ func fuzzControllerSetup(_ input: Span<UInt8>) {
             continue
         }
         do throws(MgmtEncodeError) {
-            if try setup.nextCommand(bonds: bonds, into: &out) != nil {
-                let second = try setup.nextCommand(bonds: bonds, into: &out)
+            if try setup.nextCommand(bonds: bonds, into: &out, now: now) != nil {
+                let second = try setup.nextCommand(bonds: bonds, into: &out, now: now)
                 precondition(second == nil, "one command in flight")
             }
         } catch {
