@@ -34,8 +34,9 @@
 // disconnected, so it does not hold the link unencrypted for a minute.
 //
 // The set-up sequence (`ControllerSetup`) restarts when the controller comes
-// back (Index Added), and `retryDelayMs` after a failed step unless it has
-// left the failure by then: the retry is the sequence's own, so the
+// back (Index Added), and `retryDelayMs` after a failed step (a failure
+// status, or no reply within its deadline) unless it has left the failure
+// by then: the retry is the sequence's own, so the
 // controller going and coming back cancels it (a retry kept here once
 // powered a set-up-again controller off 5 s later and dropped the phone).
 
@@ -195,19 +196,7 @@ public struct Controller: ~Copyable {
             return
         }
         let before = setup.status
-        let after = setup.handle(decoded, now: now)
-        if case .failed(let step, let failure) = after, before != after {
-            emit(.setupFailed(step: step, failure: failure))
-        }
-        if after == .waitingForController && before != after {
-            wasReady = false
-            clearConsent()
-            emit(.controllerGone)
-        }
-        if after == .ready && !wasReady {
-            wasReady = true
-            emit(.advertising)
-        }
+        setupMoved(from: before, to: setup.handle(decoded, now: now))
         guard decoded.index == ControllerIndex(config.index) else { return pump(now: now) }
         switch decoded.event {
         case .deviceConnected(let connected):
@@ -248,6 +237,25 @@ public struct Controller: ~Copyable {
             break
         }
         pump(now: now)
+    }
+
+    /// Reports what a step of the set-up sequence changed.
+    private mutating func setupMoved(from before: SetupStatus, to after: SetupStatus) {
+        guard before != after else { return }
+        if case .failed(let step, let failure) = after {
+            // Advertising again after it is news again.
+            wasReady = false
+            emit(.setupFailed(step: step, failure: failure))
+        }
+        if after == .waitingForController {
+            wasReady = false
+            clearConsent()
+            emit(.controllerGone)
+        }
+        if after == .ready && !wasReady {
+            wasReady = true
+            emit(.advertising)
+        }
     }
 
     private mutating func deviceConnected(_ address: DeviceAddress, now: Instant) {
@@ -365,7 +373,9 @@ public struct Controller: ~Copyable {
             manualPairingUntil = nil
             if !bonds.isEmpty { emit(.pairingMode(on: false, reason: .timeout)) }
         }
+        let before = setup.status
         setup.poll(now: now)
+        setupMoved(from: before, to: setup.status)
         pump(now: now)
     }
 

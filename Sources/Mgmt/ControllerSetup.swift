@@ -38,7 +38,12 @@
 // A step needing no change (already off, already on) is skipped. Any failure
 // status ends the sequence with `failed(step, ...)`, which starts over by
 // itself `retryDelayMs` (5 s) later unless the sequence has left it by then
-// (Index Removed, Index Added), except: Invalid Index
+// (Index Removed, Index Added). So does a reply that has not come
+// `replyTimeoutMs` (10 s) after its command (`noReply`): the command or its
+// reply was lost (the caller's queue full, a write error), and waiting on
+// would leave the wearable without advertising for good; the kernel
+// answers in milliseconds (the whole sequence took ~60 ms in the VM), and
+// its own HCI init timeout is 10 s. Exceptions: Invalid Index
 // means the controller is gone (wait for Index Added), and the two Set
 // Default System Configuration steps may fail on kernels without it (before
 // 5.8): the kernel's default connection parameters and advertising interval
@@ -55,8 +60,9 @@
 // (mgmt.c checks HCI_SETUP and HCI_CONFIG before every command), and a
 // firmware that took that answer for "gone" and waited for an Index Added
 // already sent would wait for ever (seen once at boot under systemd). A probe
-// answered with Invalid Index keeps waiting, silently; one answered with the
-// controller's information carries on with the sequence.
+// answered with Invalid Index, or not answered within `replyTimeoutMs`,
+// keeps waiting, silently; one answered with the controller's information
+// carries on with the sequence.
 //
 // Advertising cadence. Add Advertising has no interval parameter, but the
 // kernel copies its default advertising interval (Set Default System
@@ -235,6 +241,9 @@ public struct ControllerSetup: ~Copyable {
     private var probeBackoff = Backoff(firstMs: ControllerSetup.probeFirstMs, maxMs: ControllerSetup.probeMaxMs)
     /// While `failed`: when the sequence starts over.
     private var retryAt: Instant? = nil
+    /// While a command (a step or a probe) waits for its reply: when it
+    /// stops waiting.
+    private var replyDue = Instant.zero
     /// Index Added came while a probe was out: the next Read Controller
     /// Information answer is the probe's (the kernel answers in order), and
     /// an Invalid Index in it dates from before the controller was ready.
@@ -301,6 +310,7 @@ public struct ControllerSetup: ~Copyable {
         if phase == .waitingForController, probe == .sending {
             try MgmtCommand.readControllerInformation.encode(index: index, into: &out)
             probe = .awaiting
+            replyDue = now.advanced(byMs: config.replyTimeoutMs)
             return .readControllerInformation
         }
         guard case .sending(let step) = phase else { return nil }
@@ -330,6 +340,7 @@ public struct ControllerSetup: ~Copyable {
             try MgmtCommand.addAdvertising(payload.instance(config.advertisingInstance)).encode(index: index, into: &out)
         }
         phase = .awaiting(step)
+        replyDue = now.advanced(byMs: config.replyTimeoutMs)
         return step
     }
 
@@ -380,10 +391,11 @@ public struct ControllerSetup: ~Copyable {
         return status
     }
 
-    /// When `poll` must next be called (the next probe, the retry after a
-    /// failure, the end of the fast phase), or nil (also while a phone is
-    /// connected: the switch waits for it to leave).
+    /// When `poll` must next be called (a reply's deadline, the next probe,
+    /// the retry after a failure, the end of the fast phase), or nil (also
+    /// while a phone is connected: the switch waits for it to leave).
     public var nextDeadline: Instant? {
+        if isAwaitingReply { return replyDue }
         if phase == .waitingForController, case .due(let at)? = probe { return at }
         if case .failed = phase { return retryAt }
         guard phase == .idle, advertisingSpeed == .fast, connections == 0 else { return nil }
@@ -391,9 +403,26 @@ public struct ControllerSetup: ~Copyable {
     }
 
     public mutating func poll(now: Instant) {
+        if isAwaitingReply, now >= replyDue { replyTimedOut(now: now) }
         if phase == .waitingForController, case .due(let at)? = probe, now >= at { probe = .sending }
         if case .failed = phase, let at = retryAt, now >= at { restart() }
         reconcileAdvertising(now: now)
+    }
+
+    private var isAwaitingReply: Bool {
+        if case .awaiting = phase { return true }
+        return phase == .waitingForController && probe == .awaiting
+    }
+
+    /// A command sent but never answered: it or its reply was lost (the
+    /// caller's queue was full, a write failed). A probe counts as answered
+    /// "not there"; a step fails as if refused, so the sequence starts over.
+    private mutating func replyTimedOut(now: Instant) {
+        if case .awaiting(let step) = phase {
+            stop(step, .noReply, now: now)
+        } else {
+            probe = .due(now.advanced(byMs: probeBackoff.fail()))
+        }
     }
 
     /// Waits for Index Added, probing meanwhile (see the top of the file).

@@ -372,7 +372,7 @@ struct ControllerSetupTests {
             let probe = try rig.next()
             #expect(probe?.0 == .readControllerInformation)
             #expect(probe?.1 == hex("04 00 00 00 00 00"))
-            #expect(rig.setup.nextDeadline == nil, "one probe at a time: the next waits for its answer")
+            #expect(rig.setup.nextDeadline == rig.now.advanced(byMs: 10_000), "one probe at a time: the next waits for its answer (or its deadline)")
             gaps.append(rig.now.ms(since: last))
             last = rig.now
             #expect(try rig.feed(hex("02 00 00 00 03 00  04 00 11")) == .waitingForController)
@@ -439,7 +439,7 @@ struct ControllerSetupTests {
         #expect(try rig.feed(hex("05 00 00 00 00 00")) == .waitingForController)
         #expect(try rig.feed(hex("04 00 00 00 00 00")) == .inProgress(.readControllerInformation))
         #expect(try rig.next()?.0 == .readControllerInformation)
-        #expect(rig.setup.nextDeadline == nil, "no retry left from the earlier failure")
+        #expect(rig.setup.nextDeadline == rig.now.advanced(byMs: 10_000), "no retry left from the earlier failure: only the reply's deadline")
     }
 
     @Test("a command whose reply never comes fails its step after replyTimeoutMs; the sequence starts over retryDelayMs later, and the lost command's late reply is not taken for the new one's")
