@@ -321,6 +321,7 @@ public struct Reporter: ~Copyable, EventSink {
             logLine(.info) { $0.append(text: "bonded phone reconnected after "); $0.append(decimal: afterMs); $0.append(text: " ms") }
         case .disconnected(let reason):
             logLine(.info) { $0.append(text: "phone disconnected (HCI reason "); $0.append(decimal: Int(reason)); $0.append(text: ")") }
+        case .fastAdvertisingSkipped: self.drop("fast-advertising", "reconnection-storm", now: now)
         case .dropped(let drop): self.drop("mgmt", drop.name, now: now)
         }
     }

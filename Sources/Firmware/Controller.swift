@@ -81,6 +81,9 @@ public enum ControllerEvent: Equatable, Sendable {
     /// it has probably forgotten us. `replacing`: pairing mode is on and the
     /// new pairing will replace the bond; otherwise it was refused.
     case staleBond(replacing: Bool)
+    /// A disconnection got no fast advertising phase: the phone keeps
+    /// reconnecting (see `ControllerSetup`, reconnection storms).
+    case fastAdvertisingSkipped
     case dropped(ControllerDrop)
 }
 
@@ -196,7 +199,9 @@ public struct Controller: ~Copyable {
             return
         }
         let before = setup.status
+        let skipped = setup.fastBurstsSkipped
         setupMoved(from: before, to: setup.handle(decoded, now: now))
+        if setup.fastBurstsSkipped != skipped { emit(.fastAdvertisingSkipped) }
         guard decoded.index == ControllerIndex(config.index) else { return pump(now: now) }
         switch decoded.event {
         case .deviceConnected(let connected):

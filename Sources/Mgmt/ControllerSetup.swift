@@ -76,25 +76,41 @@
 // keeps advertising off by itself until the disconnection, when it
 // re-enables the instance with the interval it was last added with. A
 // switch due while connected therefore waits; the disconnection starts a
-// new fast phase anyway. Add Extended Advertising Parameters (0x0054) would
-// carry the interval itself but is refused while powered off and needs a
-// second command for the data; this path works on every kernel since 5.8
-// with the one command we already send.
+// new fast phase anyway, unless it is a reconnection storm: a phone that
+// keeps connecting and dropping (a PebbleOS watch saw ~130 cycles in 70
+// minutes) would have the radio at 20 ms most of the time. So at most
+// `AdvertisingCadence.maxFastBursts` (3) disconnections within
+// `burstWindowMs` (60 s) start a fast phase; a later one goes straight to
+// the slow interval (counted in `fastBurstsSkipped`), until the oldest of
+// those bursts is 60 s old. The bursts are the phone's doing, so the
+// history outlives a restart of the sequence.
+//
+// Add Extended Advertising Parameters (0x0054) would carry the interval
+// itself but is refused while powered off and needs a second command for
+// the data; the path above works on every kernel since 5.8 with the one
+// command we already send.
 
 import Bounded
 
 /// Advertising intervals (Apple's accessory guidelines: 20 ms for the first
-/// 30 s, then one of their longer intervals).
+/// 30 s, then one of their longer intervals), and the bound on fast phases
+/// in a reconnection storm.
 public struct AdvertisingCadence: Equatable, Sendable {
+    /// Disconnections within `burstWindowMs` that start a fast phase (the
+    /// size of the sequencer's history, so a constant).
+    public static let maxFastBursts = 3
+
     public var fast: AdvertisingInterval
     public var fastPhaseMs: Int64
     public var slow: AdvertisingInterval
+    public var burstWindowMs: Int64
 
     public init(fast: AdvertisingInterval = AdvertisingInterval(us: 20_000), fastPhaseMs: Int64 = 30_000,
-                slow: AdvertisingInterval = AdvertisingInterval(us: 417_500)) {
+                slow: AdvertisingInterval = AdvertisingInterval(us: 417_500), burstWindowMs: Int64 = 60_000) {
         self.fast = fast
         self.fastPhaseMs = fastPhaseMs
         self.slow = slow
+        self.burstWindowMs = burstWindowMs
     }
 }
 
@@ -268,8 +284,13 @@ public struct ControllerSetup: ~Copyable {
     public private(set) var connections = 0
     /// Disconnections that got no fast burst (a reconnection storm).
     public private(set) var fastBurstsSkipped: UInt64 = 0
+    /// When the last `maxFastBursts` fast phases after a disconnection
+    /// began, a ring; `oldestBurst` indexes the oldest.
+    private var burstStarts = InlineArray<3, Instant?>(repeating: nil)
+    private var oldestBurst = 0
 
     public init(config: SetupConfig) {
+        precondition(burstStarts.count == AdvertisingCadence.maxFastBursts, "the burst history holds maxFastBursts")
         self.config = config
         controlsAdvertisingInterval = config.cadence != nil
     }
@@ -382,7 +403,12 @@ public struct ControllerSetup: ~Copyable {
         case .deviceDisconnected:
             connections = max(0, connections - 1)
             if isConfigured, let cadence = config.cadence {
-                fastUntil = now.advanced(byMs: cadence.fastPhaseMs)
+                if startsFastBurst(now: now, windowMs: cadence.burstWindowMs) {
+                    fastUntil = now.advanced(byMs: cadence.fastPhaseMs)
+                } else {
+                    fastUntil = nil
+                    fastBurstsSkipped &+= 1
+                }
                 reconcileAdvertising(now: now)
             }
         default:
@@ -526,6 +552,15 @@ public struct ControllerSetup: ~Copyable {
         case .setAdvertisingInterval: !controlsAdvertisingInterval
         default: false
         }
+    }
+
+    /// Whether a disconnection now gets a fast phase: fewer than
+    /// `maxFastBursts` began within `windowMs`. Records it if so.
+    private mutating func startsFastBurst(now: Instant, windowMs: Int64) -> Bool {
+        if let oldest = burstStarts[oldestBurst], now.ms(since: oldest) < windowMs { return false }
+        burstStarts[oldestBurst] = now
+        oldestBurst = (oldestBurst + 1) % burstStarts.count
+        return true
     }
 
     /// Starts re-adding the instance when the wanted interval differs from

@@ -51,6 +51,29 @@ struct ControllerRig: ~Copyable {
 
     mutating func feed(_ bytes: [UInt8]) { controller.receive(bytes.span, now: now) }
 
+    /// Answers every command with success, as the kernel would for an
+    /// unpowered LE controller, until set-up has finished (from the first
+    /// Read Controller Information, which `init` took).
+    mutating func completeSetup() {
+        var settings: UInt32 = 0
+        var out = ByteBuffer(capacity: 1024)
+        feed(ControllerSocketTests.reply(to: [0x04, 0x00, 0x00, 0x00, 0x00, 0x00], settings: settings))
+        for _ in 0..<32 {
+            guard controller.popCommand(into: &out) else { return }
+            let command = out.toArray()
+            let opcode = UInt16(command[0]) | UInt16(command[1]) << 8
+            switch opcode {
+            case 0x000D: settings |= 0x200
+            case 0x002D: settings |= 0x800
+            case 0x0009: settings |= 0x10
+            case 0x0007: settings |= 0x02
+            case 0x0005: settings |= 0x01
+            default: break
+            }
+            feed(ControllerSocketTests.reply(to: command, settings: settings))
+        }
+    }
+
     mutating func wait(ms: Int64) {
         now = now.advanced(byMs: ms)
         controller.advance(now: now)
@@ -476,6 +499,26 @@ struct ControllerTests {
         #expect(rig.controller.deadline == rig.now.advanced(byMs: 5_000), "the retry")
         rig.wait(ms: 5_000)
         #expect(rig.sent() == ["04 00 00 00 00 00"], "started over")
+    }
+
+    @Test("a reconnection storm: the 4th disconnection within 60 s gets no fast phase, the slow interval goes out at once, and it is reported")
+    func reconnectionStormReported() {
+        var rig = ControllerRig(bonds: bondFile)
+        rig.completeSetup()
+        #expect(rig.controller.isAdvertising == true)
+        _ = rig.events()
+        for _ in 0..<3 {
+            rig.now = rig.now.advanced(byMs: 2_000)
+            rig.feed(deviceConnected)
+            rig.feed(deviceDisconnected)
+        }
+        #expect(rig.sent() == [], "three fast phases: the kernel re-enables the instance, added fast")
+        #expect(!rig.events().contains(.fastAdvertisingSkipped))
+        rig.now = rig.now.advanced(byMs: 2_000)
+        rig.feed(deviceConnected)
+        rig.feed(deviceDisconnected)
+        #expect(rig.events().contains(.fastAdvertisingSkipped))
+        #expect(rig.sent() == ["4C 00 00 00 0A 00 0A 00 02 9C 02 0B 00 02 9C 02"])
     }
 
     @Test("a disabled controller (UNIX link) sends nothing")
