@@ -12,15 +12,28 @@
 // given up) is disconnected too, so it cannot hold the link.
 //
 // Consent: the kernel asks with User Confirmation Request before it pairs
-// (kernel 6.1 even for Just Works). In pairing mode the request waits up to
-// `consentWindowMs` (SMP itself gives up after 30 s) for the wearer's press:
+// (6.1 and 6.12 even for Just Works, as the VM suite shows). In pairing
+// mode the request waits up to `consentWindowMs` (SMP itself gives up
+// after 30 s) for the wearer's press:
 // accept = User Confirmation Reply, reject or silence = Negative Reply. A
 // test rig without buttons can set `autoAcceptPairing`.
 //
 // Bonds: New Long Term Key / New Identity Resolving Key with Store_Hint go
 // into the `BondStore` (8 peers) and mark it for saving; the platform writes
 // the state file atomically. Bonded phones re-encrypt with the stored key:
-// no request, no press.
+// no request, no press. Keys are kept only from a pairing the wearer
+// allowed on this link (an accepted User Confirmation Request, or
+// `autoAcceptPairing` in pairing mode, for a kernel that does not ask): the
+// consent covers the address it was given for and the identity its IRK
+// names, until the link ends. A key the store already holds is unchanged,
+// whoever sends it. Any other key is refused (`bondIgnored(noConsent)`,
+// counted) and taken from the kernel, which holds it already: Unpair Device
+// for a stranger (which also drops its link); for a bonded address, whose
+// real keys Unpair Device would delete too, the store's keys are loaded
+// back and the link ended, reported as a refused stale bond. An allowed
+// pairing whose keys name a bonded peer (an IRK giving a bonded identity
+// from an address that did not resolve) replaces that bond whole, reported
+// as `staleBond(replacing: true)`.
 //
 // Stale bonds: after "Forget This Device" the iPhone no longer
 // has our keys, but we still hold its bond, so encrypting with it fails and
@@ -120,6 +133,22 @@ public enum ControllerDrop: Equatable, Sendable {
     case mgmtEncode
 }
 
+/// A pairing the wearer allowed: keys are stored only from it.
+struct AllowedPairing {
+    /// What the kernel named the phone by when it was allowed.
+    var address: DeviceAddress
+    /// The identity its IRK named, and that IRK, once it came.
+    var identity: DeviceAddress? = nil
+    var identityKey: NewIdentityResolvingKey? = nil
+    /// A key of this pairing changed the store: the next ones complete
+    /// that bond.
+    var storedKey = false
+
+    init(address: DeviceAddress) { self.address = address }
+
+    func covers(_ other: DeviceAddress) -> Bool { other == address || other == identity }
+}
+
 public struct Controller: ~Copyable {
     public let config: ControllerConfig
     private var setup: ControllerSetup
@@ -138,6 +167,10 @@ public struct Controller: ~Copyable {
     /// the kernel reports the failure, the phone is disconnected.
     private var staleBondRefusedFor: DeviceAddress? = nil
     private var consentUntil = Instant.zero
+    /// The pairing the wearer allowed on this link, if any.
+    private var allowed: AllowedPairing? = nil
+    /// Where refused keys were last taken from the kernel (once per link).
+    private var forgottenFor: DeviceAddress? = nil
     private var disconnectedAt: Instant? = nil
     private var wasReady = false
     public private(set) var bondsNeedSaving = false
@@ -208,6 +241,9 @@ public struct Controller: ~Copyable {
             deviceConnected(connected.address, now: now)
         case .deviceDisconnected(let address, let reason):
             if consentFor == address { clearConsent() }
+            // Consent is for one link: the next pairing asks again.
+            if allowed?.covers(address) == true { allowed = nil }
+            if forgottenFor == address { forgottenFor = nil }
             staleBondReported = false
             staleBondRefusedFor = nil
             disconnectedAt = now
@@ -215,13 +251,12 @@ public struct Controller: ~Copyable {
         case .userConfirmationRequest(let request):
             confirmationRequested(request.address, now: now)
         case .newLongTermKey(let key):
-            let wasPairing = isPairingMode
-            bondUpdated(bonds.apply(key), wasPairing: wasPairing, now: now)
+            longTermKeyArrived(key, now: now)
         case .newIdentityResolvingKey(let key):
-            let wasPairing = isPairingMode
-            bondUpdated(bonds.apply(key), wasPairing: wasPairing, now: now)
+            identityKeyArrived(key, now: now)
         case .authenticationFailed(let address, let status):
             if consentFor == address { clearConsent() }
+            if allowed?.covers(address) == true { allowed = nil }
             emit(.pairingFailed(status: status))
             // Encryption with our stored key failed: the phone has lost it.
             if !isPairingMode, bonds.firstIndex(of: address) != nil { reportStaleBond(replacing: false) }
@@ -255,6 +290,8 @@ public struct Controller: ~Copyable {
         if after == .waitingForController {
             wasReady = false
             clearConsent()
+            allowed = nil
+            forgottenFor = nil
             emit(.controllerGone)
         }
         if after == .ready && !wasReady {
@@ -291,6 +328,7 @@ public struct Controller: ~Copyable {
         if bonded { reportStaleBond(replacing: true) }
         if config.autoAcceptPairing {
             emit(.consent(granted: true, reason: .automatic))
+            allowed = AllowedPairing(address: address)
             if bonded { dropBond(address) }
             send(.userConfirmationReply(address))
             return
@@ -307,6 +345,7 @@ public struct Controller: ~Copyable {
         let replacing = consentReplacesBond
         clearConsent()
         emit(.consent(granted: granted, reason: granted ? .button : .rejected))
+        if granted { allowed = AllowedPairing(address: address) }
         if granted && replacing { dropBond(address) }
         send(granted ? .userConfirmationReply(address) : .userConfirmationNegativeReply(address))
     }
@@ -326,6 +365,100 @@ public struct Controller: ~Copyable {
     /// pairing's keys arrive (saved with them, or now if pairing fails).
     private mutating func dropBond(_ address: DeviceAddress) {
         if bonds.remove(address) { bondsNeedSaving = true }
+    }
+
+    // MARK: Keys
+
+    private mutating func longTermKeyArrived(_ event: NewLongTermKey, now: Instant) {
+        let novelty = bonds.novelty(of: event)
+        guard allowPairing(from: event.address) else {
+            if novelty != .same { refuseKeys(from: event.address) }
+            return
+        }
+        keep(novelty, of: event.address, now: now) { $0.apply(event) }
+    }
+
+    private mutating func identityKeyArrived(_ event: NewIdentityResolvingKey, now: Instant) {
+        let novelty = bonds.novelty(of: event)
+        // Until this event the kernel named the phone by the resolvable
+        // private address it paired from (none: it paired as its identity).
+        let from = event.randomAddress == .any ? event.identity : DeviceAddress(event.randomAddress, .leRandom)
+        guard allowPairing(from: from, or: event.identity) else {
+            if novelty != .same { refuseKeys(from: event.identity) }
+            return
+        }
+        keep(novelty, of: event.identity, now: now) { $0.apply(event) }
+        // The long-term keys follow under the identity.
+        allowed?.identity = event.identity
+        allowed?.identityKey = event
+    }
+
+    /// Whether the wearer allowed the pairing a key comes from: they
+    /// accepted its confirmation request on this link, or
+    /// `autoAcceptPairing` is on in pairing mode (a kernel that does not
+    /// ask for Just Works still pairs a test rig).
+    private mutating func allowPairing(from address: DeviceAddress, or identity: DeviceAddress? = nil) -> Bool {
+        if let pairing = allowed, pairing.covers(address) || identity.map({ pairing.covers($0) }) == true { return true }
+        guard config.autoAcceptPairing && isPairingMode else { return false }
+        allowed = AllowedPairing(address: address)
+        return true
+    }
+
+    /// Stores a key of an allowed pairing. Its first key that would change
+    /// a bond starts that bond afresh: a new pairing's keys replace the old
+    /// ones whole (no old key of the other role left behind), and the
+    /// wearer, who allowed a pairing without being told it named a bonded
+    /// phone, is told now.
+    private mutating func keep(_ novelty: KeyNovelty, of identity: DeviceAddress, now: Instant,
+                               _ apply: (inout BondStore) -> BondUpdate) {
+        let wasPairing = isPairingMode
+        if novelty == .changesBond, allowed?.storedKey == false {
+            reportStaleBond(replacing: true)
+            dropBond(identity)
+            // This pairing's IRK, kept because it was the bond's already.
+            if let irk = allowed?.identityKey, irk.identity == identity { _ = bonds.apply(irk) }
+        }
+        let update = apply(&bonds)
+        switch update {
+        case .stored, .storedEvicting: allowed?.storedKey = true
+        default: break
+        }
+        bondUpdated(update, wasPairing: wasPairing, now: now)
+    }
+
+    /// Keys from a pairing nobody allowed: not stored, counted, and taken
+    /// from the kernel too, which holds them already and would encrypt
+    /// with them (once per link). A stranger's go with Unpair Device, which
+    /// also ends its link. For a bonded address Unpair Device would delete
+    /// the bond's own keys as well (the kernel has already overwritten its
+    /// key with the new one): the store's keys are loaded back instead
+    /// (both Load commands replace the kernel's lists) and the link, which
+    /// the refused key encrypts, is ended.
+    private mutating func refuseKeys(from address: DeviceAddress) {
+        keysRefused &+= 1
+        emit(.bondIgnored(reason: .noConsent))
+        let bonded = bonds.firstIndex(of: address) != nil
+        if bonded { reportStaleBond(replacing: false) }
+        guard forgottenFor != address else { return }
+        forgottenFor = address
+        if bonded {
+            sendStoredKeys()
+            send(.disconnect(address))
+        } else {
+            send(.unpairDevice(address, disconnect: true))
+        }
+    }
+
+    private mutating func sendStoredKeys() {
+        let index = ControllerIndex(config.index)
+        do {
+            try bonds.encodeLoadLongTermKeys(index: index, into: &scratch)
+            if !commands.push(copyOf: scratch) { emit(.dropped(.mgmtQueueFull)) }
+            try bonds.encodeLoadIdentityResolvingKeys(index: index, into: &scratch)
+            if !commands.push(copyOf: scratch) { emit(.dropped(.mgmtQueueFull)) }
+        } catch {
+            emit(.dropped(.mgmtEncode))
+        }
     }
 
     /// `wasPairing`: pairing mode was on before the key was applied. It ends

@@ -213,9 +213,11 @@ struct ControllerTests {
         #expect(rig.sent() == ["1C 00 00 00 07 00 " + phoneAddress])
     }
 
-    @Test("New Long Term Key with Store_Hint is kept and marked for saving; the state file has it")
+    @Test("New Long Term Key with Store_Hint from an accepted pairing is kept and marked for saving; the state file has it")
     func bondStored() {
         var rig = ControllerRig()
+        rig.feed(confirmationRequest)
+        rig.controller.consent(granted: true, now: rig.now)
         rig.feed(newLongTermKey)
         #expect(rig.events().contains(.bondStored))
         #expect(rig.controller.bondsNeedSaving == true)
@@ -231,6 +233,9 @@ struct ControllerTests {
     func firstBondEndsPairingMode() {
         var rig = ControllerRig()
         #expect(rig.events() == [.pairingMode(on: true, reason: .noBond)])
+        rig.feed(confirmationRequest)
+        rig.controller.consent(granted: true, now: rig.now)
+        _ = rig.events()
         rig.feed(newLongTermKey)
         #expect(rig.events() == [.bondStored, .pairingMode(on: false, reason: .bonded)])
         // The phone's IRK after its LTK: stored, pairing mode already off.
@@ -312,6 +317,8 @@ struct ControllerTests {
         #expect(rig.controller.isPairingMode == false)
         #expect(rig.events().contains(.pairingMode(on: false, reason: .timeout)))
         rig.controller.enterPairingMode(now: rig.now)
+        rig.feed(mgmtEvent(0x000F, "61 55 44 33 22 C2 02  01  5A 6E 0B 00"))
+        rig.controller.consent(granted: true, now: rig.now)
         rig.feed(mgmtEvent(0x000A, "01 61 55 44 33 22 C2 02 02 00 10 0000 0000000000000000 00112233445566778899AABBCCDDEEFF"))
         #expect(rig.controller.isPairingMode == false)
         #expect(rig.events().contains(.pairingMode(on: false, reason: .bonded)))
@@ -470,7 +477,7 @@ struct ControllerTests {
         #expect(rig.sent() == ["1C 00 00 00 07 00 " + rpa])
         _ = rig.events()
         rig.feed(mgmtEvent(0x0018, "01 55 44 33 22 11 5A " + phoneAddress + " 0F 0E 0D 0C 0B 0A 09 08 07 06 05 04 03 02 01 00"))
-        #expect(rig.events() == [.staleBond(replacing: true), .bondStored])
+        #expect(rig.events() == [.staleBond(replacing: true), .bondStored, .pairingMode(on: false, reason: .bonded)])
         rig.feed(mgmtEvent(0x000A, "01 " + phoneAddress + " 02 00 10 0000 0000000000000000 FFEEDDCCBBAA99887766554433221100"))
         #expect(rig.events().contains(.bondStored))
         #expect(rig.sent() == [])
