@@ -152,17 +152,6 @@ extension ControllerDrop {
     }
 }
 
-extension SetupFailure {
-    var name: Name {
-        switch self {
-        case .status(let status): Name(status.name)
-        case .malformedReply: "malformed-reply"
-        case .lowEnergyUnsupported: "no-low-energy"
-        case .noReply: "no-reply"
-        }
-    }
-}
-
 extension CTSError {
     var name: Name {
         switch self {

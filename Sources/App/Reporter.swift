@@ -289,7 +289,7 @@ public struct Reporter: ~Copyable, EventSink {
             error("controller", "gone", now: now, log: false)
             logLine(.warning) { $0.append(text: "error controller: gone: waiting for the Bluetooth controller (it is probed until it answers)") }
         case .setupFailed(let step, let failure):
-            let stepName = Name(step.name), status = failure.name
+            let stepName = Name(step.name), status = Name(failure.name)
             error("controller-setup", stepName, now: now)
             logLine(.error) { $0.append(text: "controller set-up failed at "); $0.append(text: stepName.text); $0.append(text: ": "); $0.append(text: status.text) }
         case .pairingMode(let on, let reason): pairing(on ? "on" : "off", reason: reason.name, now: now)

@@ -71,7 +71,8 @@ public struct ControllerConfig: Sendable {
 }
 
 public enum ControllerEvent: Equatable, Sendable {
-    /// Set-up finished: the wearable is advertising (READY for systemd).
+    /// Set-up finished: the wearable is advertising (READY for systemd, as
+    /// are `controllerGone` and `setupFailed`).
     case advertising
     case controllerGone
     case setupFailed(step: SetupStep, failure: SetupFailure)

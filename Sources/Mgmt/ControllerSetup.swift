@@ -216,6 +216,16 @@ public enum SetupFailure: Equatable, Sendable {
     case lowEnergyUnsupported
     /// No reply within `SetupConfig.replyTimeoutMs`.
     case noReply
+
+    /// As the events, the log and systemd's STATUS= name it.
+    public var name: StaticString {
+        switch self {
+        case .status(let status): status.name
+        case .malformedReply: "malformed-reply"
+        case .lowEnergyUnsupported: "no-low-energy"
+        case .noReply: "no-reply"
+        }
+    }
 }
 
 public enum SetupStatus: Equatable, Sendable {

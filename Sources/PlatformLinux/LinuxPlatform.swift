@@ -111,6 +111,7 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
     }
 
     public mutating func notifyReady() { service.notify("READY=1") }
+    public mutating func notifyStatus(_ text: borrowing ByteBuffer) { service.notify(status: text) }
 
     /// Every output off: the last thing before the process ends.
     public mutating func allOff() { lines.allOff() }
