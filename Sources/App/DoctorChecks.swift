@@ -283,7 +283,7 @@ public enum Doctor {
             // service running (it retries) but the wearable unreachable.
             guard !unit.statusText.isEmpty else { return DoctorCheck(.ok, what, state) }
             let detail = state + "; " + unit.statusText
-            if unit.statusText.utf8HasPrefix(ServiceStatus.setupFailedPrefix.description) {
+            if ServiceStatus.isSetupFailure(unit.statusText) {
                 return DoctorCheck(
                     .fail, what, detail, fix: "rfkill list (rfkill unblock bluetooth if it is blocked); journalctl -u wristlink -b says more")
             }

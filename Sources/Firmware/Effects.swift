@@ -27,8 +27,13 @@ public enum ServiceStatus: Equatable, Sendable {
     /// Set-up failed at `step` and starts over `retryDelayMs` later.
     case setupFailed(step: SetupStep, failure: SetupFailure, retryDelayMs: Int64)
 
-    /// How a set-up failure's text begins (`wristlink doctor` looks for it).
-    public static let setupFailedPrefix: StaticString = "controller set-up failed"
+    static let setupFailedPrefix: StaticString = "controller set-up failed"
+
+    /// Whether a status text (systemd's StatusText) says set-up failed:
+    /// `wristlink doctor` reads it back.
+    public static func isSetupFailure(_ text: String) -> Bool {
+        setupFailedPrefix.withUTF8Buffer { text.utf8.starts(with: $0) }
+    }
 
     /// "controller set-up failed at power-on: rfkilled; trying again every 5 s"
     public func write(into out: inout ByteBuffer) {
