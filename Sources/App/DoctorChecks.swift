@@ -14,6 +14,7 @@
 
 import Bounded
 import Config
+import Firmware
 import Mgmt
 import PlatformLinux
 
@@ -279,7 +280,17 @@ public enum Doctor {
         }
         let last = "last exit status \(unit.execMainStatus)" + exitMeaning(unit.execMainStatus) + ", result \(unit.result)"
         let state = "\(unit.activeState) (\(unit.subState)), " + last
-        if unit.isActive { return DoctorCheck(.ok, what, state) }
+        if unit.isActive {
+            // The firmware's STATUS=: a set-up that keeps failing leaves the
+            // service running (it retries) but the wearable unreachable.
+            guard !unit.statusText.isEmpty else { return DoctorCheck(.ok, what, state) }
+            let detail = state + "; " + unit.statusText
+            if ServiceStatus.isSetupFailure(unit.statusText) {
+                return DoctorCheck(
+                    .fail, what, detail, fix: "rfkill list (rfkill unblock bluetooth if it is blocked); journalctl -u wristlink -b says more")
+            }
+            return DoctorCheck(.ok, what, detail)
+        }
         if unit.loadState.utf8Equals("masked") {
             return DoctorCheck(.fail, what, "masked", fix: "systemctl unmask wristlink && systemctl enable --now wristlink")
         }

@@ -140,6 +140,7 @@ extension BondIgnoredReason {
         case .notPersistent: "not-persistent"
         case .notIdentity: "not-identity-address"
         case .debugKey: "debug-key"
+        case .noConsent: "no-consent"
         }
     }
 }
@@ -150,16 +151,6 @@ extension ControllerDrop {
         case .mgmtEventMalformed: "mgmt-event-malformed"
         case .mgmtQueueFull: "mgmt-queue-full"
         case .mgmtEncode: "mgmt-encode"
-        }
-    }
-}
-
-extension SetupFailure {
-    var name: Name {
-        switch self {
-        case .status(let status): Name(status.name)
-        case .malformedReply: "malformed-reply"
-        case .lowEnergyUnsupported: "no-low-energy"
         }
     }
 }

@@ -303,7 +303,7 @@ public struct Reporter: ~Copyable, EventSink {
             error("controller", "gone", now: now, log: false)
             logLine(.warning) { $0.append(text: "error controller: gone: waiting for the Bluetooth controller (it is probed until it answers)") }
         case .setupFailed(let step, let failure):
-            let stepName = Name(step.name), status = failure.name
+            let stepName = Name(step.name), status = Name(failure.name)
             error("controller-setup", stepName, now: now)
             logLine(.error) { $0.append(text: "controller set-up failed at "); $0.append(text: stepName.text); $0.append(text: ": "); $0.append(text: status.text) }
         case .pairingMode(let on, let reason): pairing(on ? "on" : "off", reason: reason.name, now: now)
@@ -335,6 +335,7 @@ public struct Reporter: ~Copyable, EventSink {
             logLine(.info) { $0.append(text: "bonded phone reconnected after "); $0.append(decimal: afterMs); $0.append(text: " ms") }
         case .disconnected(let reason):
             logLine(.info) { $0.append(text: "phone disconnected (HCI reason "); $0.append(decimal: Int(reason)); $0.append(text: ")") }
+        case .fastAdvertisingSkipped: self.drop("fast-advertising", "reconnection-storm", now: now)
         case .dropped(let drop): self.drop("mgmt", drop.name, now: now)
         }
     }

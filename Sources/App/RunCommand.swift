@@ -35,8 +35,9 @@ public enum RunCommand {
           --state-dir DIR      where bonds are kept (default /var/lib/wristlink)
           --consent-window-ms MS  how long a pairing request waits for the wearer's press before it is
                                refused (1000...25000, default 20000; SMP itself gives up after 30 s)
-          --accept-pairing     accept pairing requests in pairing mode without a press (a headless
-                               test rig; a wearer should not use it)
+          --accept-pairing     accept pairing requests in pairing mode without a press, and keep the
+                               keys of any pairing made in pairing mode (a headless test rig; a wearer
+                               should not use it)
           --replay-window-ms MS  after subscribing, how long notifications (calls excepted) are taken
                                as the phone's replay and never alert (0...30000, default 3000)
           --keep-alive-ms MS   Notification Source silence after which the wearable checks that the

@@ -12,15 +12,28 @@
 // given up) is disconnected too, so it cannot hold the link.
 //
 // Consent: the kernel asks with User Confirmation Request before it pairs
-// (kernel 6.1 even for Just Works). In pairing mode the request waits up to
-// `consentWindowMs` (SMP itself gives up after 30 s) for the wearer's press:
+// (6.1 and 6.12 even for Just Works, as the VM suite shows). In pairing
+// mode the request waits up to `consentWindowMs` (SMP itself gives up
+// after 30 s) for the wearer's press:
 // accept = User Confirmation Reply, reject or silence = Negative Reply. A
 // test rig without buttons can set `autoAcceptPairing`.
 //
 // Bonds: New Long Term Key / New Identity Resolving Key with Store_Hint go
 // into the `BondStore` (8 peers) and mark it for saving; the platform writes
 // the state file atomically. Bonded phones re-encrypt with the stored key:
-// no request, no press.
+// no request, no press. Keys are kept only from a pairing the wearer
+// allowed on this link (an accepted User Confirmation Request, or
+// `autoAcceptPairing` in pairing mode, for a kernel that does not ask): the
+// consent covers the address it was given for and the identity its IRK
+// names, until the link ends. A key the store already holds is unchanged,
+// whoever sends it. Any other key is refused (`bondIgnored(noConsent)`,
+// counted) and taken from the kernel, which holds it already: Unpair Device
+// for a stranger (which also drops its link); for a bonded address, whose
+// real keys Unpair Device would delete too, the store's keys are loaded
+// back and the link ended, reported as a refused stale bond. An allowed
+// pairing whose keys name a bonded peer (an IRK giving a bonded identity
+// from an address that did not resolve) replaces that bond whole, reported
+// as `staleBond(replacing: true)`.
 //
 // Stale bonds: after "Forget This Device" the iPhone no longer
 // has our keys, but we still hold its bond, so encrypting with it fails and
@@ -34,8 +47,9 @@
 // disconnected, so it does not hold the link unencrypted for a minute.
 //
 // The set-up sequence (`ControllerSetup`) restarts when the controller comes
-// back (Index Added), and `retryDelayMs` after a failed step unless it has
-// left the failure by then: the retry is the sequence's own, so the
+// back (Index Added), and `retryDelayMs` after a failed step (a failure
+// status, or no reply within its deadline) unless it has left the failure
+// by then: the retry is the sequence's own, so the
 // controller going and coming back cancels it (a retry kept here once
 // powered a set-up-again controller off 5 s later and dropped the phone).
 
@@ -57,7 +71,8 @@ public struct ControllerConfig: Sendable {
 }
 
 public enum ControllerEvent: Equatable, Sendable {
-    /// Set-up finished: the wearable is advertising (READY for systemd).
+    /// Set-up finished: the wearable is advertising (READY for systemd, as
+    /// are `controllerGone` and `setupFailed`).
     case advertising
     case controllerGone
     case setupFailed(step: SetupStep, failure: SetupFailure)
@@ -80,6 +95,9 @@ public enum ControllerEvent: Equatable, Sendable {
     /// it has probably forgotten us. `replacing`: pairing mode is on and the
     /// new pairing will replace the bond; otherwise it was refused.
     case staleBond(replacing: Bool)
+    /// A disconnection got no fast advertising phase: the phone keeps
+    /// reconnecting (see `ControllerSetup`, reconnection storms).
+    case fastAdvertisingSkipped
     case dropped(ControllerDrop)
 }
 
@@ -116,6 +134,22 @@ public enum ControllerDrop: Equatable, Sendable {
     case mgmtEncode
 }
 
+/// A pairing the wearer allowed: keys are stored only from it.
+struct AllowedPairing {
+    /// What the kernel named the phone by when it was allowed.
+    var address: DeviceAddress
+    /// The identity its IRK named, and that IRK, once it came.
+    var identity: DeviceAddress? = nil
+    var identityKey: NewIdentityResolvingKey? = nil
+    /// A key of this pairing changed the store: the next ones complete
+    /// that bond.
+    var storedKey = false
+
+    init(address: DeviceAddress) { self.address = address }
+
+    func covers(_ other: DeviceAddress) -> Bool { other == address || other == identity }
+}
+
 public struct Controller: ~Copyable {
     public let config: ControllerConfig
     private var setup: ControllerSetup
@@ -134,11 +168,17 @@ public struct Controller: ~Copyable {
     /// the kernel reports the failure, the phone is disconnected.
     private var staleBondRefusedFor: DeviceAddress? = nil
     private var consentUntil = Instant.zero
+    /// The pairing the wearer allowed on this link, if any.
+    private var allowed: AllowedPairing? = nil
+    /// Where refused keys were last taken from the kernel (once per link).
+    private var forgottenFor: DeviceAddress? = nil
     private var disconnectedAt: Instant? = nil
     /// The phone connected now, as the kernel names it (nil: none).
     private var connectedAddress: DeviceAddress? = nil
     private var wasReady = false
     public private(set) var bondsNeedSaving = false
+    /// Keys refused because no pairing the wearer allowed brought them.
+    public private(set) var keysRefused: UInt64 = 0
 
     public init(config: ControllerConfig, bonds: consuming BondStore) {
         self.config = config
@@ -183,7 +223,7 @@ public struct Controller: ~Copyable {
     public mutating func start(now: Instant) {
         guard config.enabled else { return }
         if bonds.isEmpty { emit(.pairingMode(on: true, reason: .noBond)) }
-        pump()
+        pump(now: now)
     }
 
     /// One management event from the kernel.
@@ -195,26 +235,19 @@ public struct Controller: ~Copyable {
             return
         }
         let before = setup.status
-        let after = setup.handle(decoded, now: now)
-        if case .failed(let step, let failure) = after, before != after {
-            emit(.setupFailed(step: step, failure: failure))
-        }
-        if after == .waitingForController && before != after {
-            wasReady = false
-            clearConsent()
-            emit(.controllerGone)
-        }
-        if after == .ready && !wasReady {
-            wasReady = true
-            emit(.advertising)
-        }
-        guard decoded.index == ControllerIndex(config.index) else { return pump() }
+        let skipped = setup.fastBurstsSkipped
+        setupMoved(from: before, to: setup.handle(decoded, now: now))
+        if setup.fastBurstsSkipped != skipped { emit(.fastAdvertisingSkipped) }
+        guard decoded.index == ControllerIndex(config.index) else { return pump(now: now) }
         switch decoded.event {
         case .deviceConnected(let connected):
             deviceConnected(connected.address, now: now)
         case .deviceDisconnected(let address, let reason):
             if consentFor == address { clearConsent() }
             if connectedAddress == address { connectedAddress = nil }
+            // Consent is for one link: the next pairing asks again.
+            if allowed?.covers(address) == true { allowed = nil }
+            if forgottenFor == address { forgottenFor = nil }
             staleBondReported = false
             staleBondRefusedFor = nil
             disconnectedAt = now
@@ -222,13 +255,12 @@ public struct Controller: ~Copyable {
         case .userConfirmationRequest(let request):
             confirmationRequested(request.address, now: now)
         case .newLongTermKey(let key):
-            let wasPairing = isPairingMode
-            bondUpdated(bonds.apply(key), wasPairing: wasPairing, now: now)
+            longTermKeyArrived(key, now: now)
         case .newIdentityResolvingKey(let key):
-            let wasPairing = isPairingMode
-            bondUpdated(bonds.apply(key), wasPairing: wasPairing, now: now)
+            identityKeyArrived(key, now: now)
         case .authenticationFailed(let address, let status):
             if consentFor == address { clearConsent() }
+            if allowed?.covers(address) == true { allowed = nil }
             emit(.pairingFailed(status: status))
             // Encryption with our stored key failed: the phone has lost it.
             if !isPairingMode, bonds.firstIndex(of: address) != nil { reportStaleBond(replacing: false) }
@@ -239,7 +271,7 @@ public struct Controller: ~Copyable {
             if staleBondRefusedFor == address {
                 staleBondRefusedFor = nil
                 send(.disconnect(address))
-                return pump()
+                return pump(now: now)
             }
             // A phone without a bond that failed to pair (refused, or gave
             // up) stays connected otherwise, unencrypted and useless, and
@@ -248,7 +280,28 @@ public struct Controller: ~Copyable {
         default:
             break
         }
-        pump()
+        pump(now: now)
+    }
+
+    /// Reports what a step of the set-up sequence changed.
+    private mutating func setupMoved(from before: SetupStatus, to after: SetupStatus) {
+        guard before != after else { return }
+        if case .failed(let step, let failure) = after {
+            // Advertising again after it is news again.
+            wasReady = false
+            emit(.setupFailed(step: step, failure: failure))
+        }
+        if after == .waitingForController {
+            wasReady = false
+            clearConsent()
+            allowed = nil
+            forgottenFor = nil
+            emit(.controllerGone)
+        }
+        if after == .ready && !wasReady {
+            wasReady = true
+            emit(.advertising)
+        }
     }
 
     private mutating func deviceConnected(_ address: DeviceAddress, now: Instant) {
@@ -280,6 +333,7 @@ public struct Controller: ~Copyable {
         if bonded { reportStaleBond(replacing: true) }
         if config.autoAcceptPairing {
             emit(.consent(granted: true, reason: .automatic))
+            allowed = AllowedPairing(address: address)
             if bonded { dropBond(address) }
             send(.userConfirmationReply(address))
             return
@@ -296,6 +350,7 @@ public struct Controller: ~Copyable {
         let replacing = consentReplacesBond
         clearConsent()
         emit(.consent(granted: granted, reason: granted ? .button : .rejected))
+        if granted { allowed = AllowedPairing(address: address) }
         if granted && replacing { dropBond(address) }
         send(granted ? .userConfirmationReply(address) : .userConfirmationNegativeReply(address))
     }
@@ -315,6 +370,100 @@ public struct Controller: ~Copyable {
     /// pairing's keys arrive (saved with them, or now if pairing fails).
     private mutating func dropBond(_ address: DeviceAddress) {
         if bonds.remove(address) { bondsNeedSaving = true }
+    }
+
+    // MARK: Keys
+
+    private mutating func longTermKeyArrived(_ event: NewLongTermKey, now: Instant) {
+        let novelty = bonds.novelty(of: event)
+        guard allowPairing(from: event.address) else {
+            if novelty != .same { refuseKeys(from: event.address) }
+            return
+        }
+        keep(novelty, of: event.address, now: now) { $0.apply(event) }
+    }
+
+    private mutating func identityKeyArrived(_ event: NewIdentityResolvingKey, now: Instant) {
+        let novelty = bonds.novelty(of: event)
+        // Until this event the kernel named the phone by the resolvable
+        // private address it paired from (none: it paired as its identity).
+        let from = event.randomAddress == .any ? event.identity : DeviceAddress(event.randomAddress, .leRandom)
+        guard allowPairing(from: from, or: event.identity) else {
+            if novelty != .same { refuseKeys(from: event.identity) }
+            return
+        }
+        keep(novelty, of: event.identity, now: now) { $0.apply(event) }
+        // The long-term keys follow under the identity.
+        allowed?.identity = event.identity
+        allowed?.identityKey = event
+    }
+
+    /// Whether the wearer allowed the pairing a key comes from: they
+    /// accepted its confirmation request on this link, or
+    /// `autoAcceptPairing` is on in pairing mode (a kernel that does not
+    /// ask for Just Works still pairs a test rig).
+    private mutating func allowPairing(from address: DeviceAddress, or identity: DeviceAddress? = nil) -> Bool {
+        if let pairing = allowed, pairing.covers(address) || identity.map({ pairing.covers($0) }) == true { return true }
+        guard config.autoAcceptPairing && isPairingMode else { return false }
+        allowed = AllowedPairing(address: address)
+        return true
+    }
+
+    /// Stores a key of an allowed pairing. Its first key that would change
+    /// a bond starts that bond afresh: a new pairing's keys replace the old
+    /// ones whole (no old key of the other role left behind), and the
+    /// wearer, who allowed a pairing without being told it named a bonded
+    /// phone, is told now.
+    private mutating func keep(_ novelty: KeyNovelty, of identity: DeviceAddress, now: Instant,
+                               _ apply: (inout BondStore) -> BondUpdate) {
+        let wasPairing = isPairingMode
+        if novelty == .changesBond, allowed?.storedKey == false {
+            reportStaleBond(replacing: true)
+            dropBond(identity)
+            // This pairing's IRK, kept because it was the bond's already.
+            if let irk = allowed?.identityKey, irk.identity == identity { _ = bonds.apply(irk) }
+        }
+        let update = apply(&bonds)
+        switch update {
+        case .stored, .storedEvicting: allowed?.storedKey = true
+        default: break
+        }
+        bondUpdated(update, wasPairing: wasPairing, now: now)
+    }
+
+    /// Keys from a pairing nobody allowed: not stored, counted, and taken
+    /// from the kernel too, which holds them already and would encrypt
+    /// with them (once per link). A stranger's go with Unpair Device, which
+    /// also ends its link. For a bonded address Unpair Device would delete
+    /// the bond's own keys as well (the kernel has already overwritten its
+    /// key with the new one): the store's keys are loaded back instead
+    /// (both Load commands replace the kernel's lists) and the link, which
+    /// the refused key encrypts, is ended.
+    private mutating func refuseKeys(from address: DeviceAddress) {
+        keysRefused &+= 1
+        emit(.bondIgnored(reason: .noConsent))
+        let bonded = bonds.firstIndex(of: address) != nil
+        if bonded { reportStaleBond(replacing: false) }
+        guard forgottenFor != address else { return }
+        forgottenFor = address
+        if bonded {
+            sendStoredKeys()
+            send(.disconnect(address))
+        } else {
+            send(.unpairDevice(address, disconnect: true))
+        }
+    }
+
+    private mutating func sendStoredKeys() {
+        let index = ControllerIndex(config.index)
+        do {
+            try bonds.encodeLoadLongTermKeys(index: index, into: &scratch)
+            if !commands.push(copyOf: scratch) { emit(.dropped(.mgmtQueueFull)) }
+            try bonds.encodeLoadIdentityResolvingKeys(index: index, into: &scratch)
+            if !commands.push(copyOf: scratch) { emit(.dropped(.mgmtQueueFull)) }
+        } catch {
+            emit(.dropped(.mgmtEncode))
+        }
     }
 
     /// `wasPairing`: pairing mode was on before the key was applied. It ends
@@ -377,15 +526,17 @@ public struct Controller: ~Copyable {
             manualPairingUntil = nil
             if !bonds.isEmpty { emit(.pairingMode(on: false, reason: .timeout)) }
         }
+        let before = setup.status
         setup.poll(now: now)
-        pump()
+        setupMoved(from: before, to: setup.status)
+        pump(now: now)
     }
 
     // MARK: Outputs
 
-    private mutating func pump() {
+    private mutating func pump(now: Instant) {
         do {
-            while try setup.nextCommand(bonds: bonds, into: &scratch) != nil {
+            while try setup.nextCommand(bonds: bonds, into: &scratch, now: now) != nil {
                 if !commands.push(copyOf: scratch) { emit(.dropped(.mgmtQueueFull)) }
             }
         } catch {

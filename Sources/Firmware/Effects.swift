@@ -9,6 +9,7 @@
 
 import ANCS
 import Bounded
+import Mgmt
 
 /// Where observable events go (events stream, log, simulator screen).
 public protocol EventSink: ~Copyable {
@@ -18,19 +19,78 @@ public protocol EventSink: ~Copyable {
     mutating func record(_ event: FirmwareEvent, session: borrowing Session, now: Instant)
 }
 
+/// What the firmware tells the service manager it is doing (systemd's
+/// STATUS=): the controller's state, the one thing a wearer cannot see.
+public enum ServiceStatus: Equatable, Sendable {
+    case advertising
+    case waitingForController
+    /// Set-up failed at `step` and starts over `retryDelayMs` later.
+    case setupFailed(step: SetupStep, failure: SetupFailure, retryDelayMs: Int64)
+
+    static let setupFailedPrefix: StaticString = "controller set-up failed"
+
+    /// Whether a status text (systemd's StatusText) says set-up failed:
+    /// `wristlink doctor` reads it back.
+    public static func isSetupFailure(_ text: String) -> Bool {
+        setupFailedPrefix.withUTF8Buffer { text.utf8.starts(with: $0) }
+    }
+
+    /// "controller set-up failed at power-on: rfkilled; trying again every 5 s"
+    public func write(into out: inout ByteBuffer) {
+        out.removeAll()
+        switch self {
+        case .advertising:
+            out.append(text: "advertising")
+        case .waitingForController:
+            out.append(text: "waiting for the Bluetooth controller")
+        case .setupFailed(let step, let failure, let retryDelayMs):
+            out.append(text: Self.setupFailedPrefix)
+            out.append(text: " at ")
+            out.append(text: step.name)
+            out.append(text: ": ")
+            out.append(text: failure.name)
+            out.append(text: "; trying again every ")
+            if retryDelayMs % 1_000 == 0 {
+                out.append(decimal: retryDelayMs / 1_000)
+                out.append(text: " s")
+            } else {
+                out.append(decimal: retryDelayMs)
+                out.append(text: " ms")
+            }
+        }
+    }
+}
+
 public struct Effects<S: EventSink & ~Copyable>: ~Copyable {
     public var sink: S
-    /// The firmware has started for systemd's purposes: the controller
-    /// advertises, or it is known to be absent and the firmware waits for
-    /// it. Set once; the runner sends READY=1 when it sees it.
+    /// The firmware has started for systemd's purposes: it is doing its
+    /// job, whatever the controller's state: advertising, waiting for an
+    /// absent controller, or starting a failed set-up over every few
+    /// seconds (rfkill, a controller fault; a wearer fixes that without a
+    /// restart, and a restart would not fix it). Set once; the runner
+    /// sends READY=1 when it sees it.
     public private(set) var started = false
+    /// The controller's state as last reported (nil: nothing yet, or no
+    /// controller); the runner passes each change on as STATUS=.
+    public private(set) var status: ServiceStatus? = nil
+    /// The set-up's retry delay, for the status text.
+    private let retryDelayMs: Int64
 
-    public init(sink: consuming S) {
+    public init(sink: consuming S, retryDelayMs: Int64 = ControllerConfig().retryDelayMs) {
         self.sink = sink
+        self.retryDelayMs = retryDelayMs
     }
 
     public mutating func record(_ event: FirmwareEvent, session: borrowing Session, now: Instant) {
-        if !started, case .controller(let c) = event, c == .advertising || c == .controllerGone { started = true }
+        if case .controller(let c) = event {
+            switch c {
+            case .advertising: status = .advertising
+            case .controllerGone: status = .waitingForController
+            case .setupFailed(let step, let failure): status = .setupFailed(step: step, failure: failure, retryDelayMs: retryDelayMs)
+            default: break
+            }
+            if status != nil { started = true }
+        }
         sink.record(event, session: session, now: now)
     }
 }

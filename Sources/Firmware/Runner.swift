@@ -27,6 +27,9 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
     private var mgmt: ByteBuffer
     private var bondFile: ByteBuffer
     private var readyNotified = false
+    /// The status last passed on to the service manager.
+    private var statusNotified: ServiceStatus? = nil
+    private var statusText: ByteBuffer
     public static var bondSaveRetryFirstMs: Int64 { 1_000 }
     public static var bondSaveRetryMaxMs: Int64 { 60_000 }
     private var bondSaveBackoff = Backoff(firstMs: bondSaveRetryFirstMs, maxMs: bondSaveRetryMaxMs)
@@ -35,8 +38,9 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
 
     public init(platform: consuming P, sink: consuming S, core: consuming WearableCore) {
         self.platform = platform
-        self.effects = Effects(sink: sink)
+        self.effects = Effects(sink: sink, retryDelayMs: core.controller.config.retryDelayMs)
         self.core = core
+        statusText = ByteBuffer(capacity: 160)
         pdu = ByteBuffer(capacity: 517)
         out = ByteBuffer(capacity: 517)
         mgmt = ByteBuffer(capacity: 1024)
@@ -120,13 +124,19 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
     /// commands, bonds, link actions, line changes.
     public mutating func settle(now: Instant) {
         core.flush(now: now, into: &effects)
-        // Ready (systemd's READY=1) once the controller advertises, or once
-        // it is known to be absent and the firmware waits for it: started
+        // Ready (systemd's READY=1) once the controller advertises, is
+        // known to be absent, or failed set-up and is tried again: started
         // either way, so systemd neither times the start out nor restarts a
-        // firmware that is doing its job.
+        // firmware that is doing its job. What it is doing goes in STATUS=
+        // (`systemctl status`, `wristlink doctor`).
         if !readyNotified, effects.started {
             readyNotified = true
             platform.notifyReady()
+        }
+        if let status = effects.status, status != statusNotified {
+            statusNotified = status
+            status.write(into: &statusText)
+            platform.notifyStatus(statusText)
         }
         while core.popOutgoing(into: &out) { platform.send(out) }
         while core.popControllerCommand(into: &mgmt) { platform.sendController(mgmt) }

@@ -105,6 +105,19 @@ public enum BondUpdate: Equatable, Sendable {
     case ignored(BondIgnoredReason)
 }
 
+/// What `apply` would do with a key event, told before it is applied (the
+/// caller decides whether the key may be kept at all).
+public enum KeyNovelty: Equatable, Sendable {
+    /// Not kept, whoever sent it.
+    case ignored(BondIgnoredReason)
+    /// Kept already: the same key for the same bond.
+    case same
+    /// A key for a peer without a bond.
+    case newPeer
+    /// A different key for a bonded peer: applying it changes that bond.
+    case changesBond
+}
+
 public enum BondIgnoredReason: Equatable, Sendable {
     /// Store_Hint was 0 (no bonding, or the kernel has no identity).
     case notPersistent
@@ -112,6 +125,8 @@ public enum BondIgnoredReason: Equatable, Sendable {
     case notIdentity
     /// A Secure Connections debug key.
     case debugKey
+    /// No pairing the wearer allowed for that address (see `Controller`).
+    case noConsent
 }
 
 /// Every bond the wearable keeps, in order of last update (oldest first).
@@ -155,10 +170,23 @@ public struct BondStore: ~Copyable {
         return n
     }
 
-    public mutating func apply(_ event: NewLongTermKey) -> BondUpdate {
+    public func novelty(of event: NewLongTermKey) -> KeyNovelty {
         guard event.storeHint else { return .ignored(.notPersistent) }
         guard event.address.isLEIdentity else { return .ignored(.notIdentity) }
         guard event.key.type.isStorable else { return .ignored(.debugKey) }
+        guard let i = firstIndex(of: event.address) else { return .newPeer }
+        return bonds[i].longTermKey(central: event.key.central) == event.key ? .same : .changesBond
+    }
+
+    public func novelty(of event: NewIdentityResolvingKey) -> KeyNovelty {
+        guard event.storeHint else { return .ignored(.notPersistent) }
+        guard event.identity.isLEIdentity else { return .ignored(.notIdentity) }
+        guard let i = firstIndex(of: event.identity) else { return .newPeer }
+        return bonds[i].identityResolvingKey == event.key ? .same : .changesBond
+    }
+
+    public mutating func apply(_ event: NewLongTermKey) -> BondUpdate {
+        if case .ignored(let reason) = novelty(of: event) { return .ignored(reason) }
         return update(event.address) { bond in
             guard bond.longTermKey(central: event.key.central) != event.key else { return false }
             bond.setLongTermKey(event.key)
@@ -167,8 +195,7 @@ public struct BondStore: ~Copyable {
     }
 
     public mutating func apply(_ event: NewIdentityResolvingKey) -> BondUpdate {
-        guard event.storeHint else { return .ignored(.notPersistent) }
-        guard event.identity.isLEIdentity else { return .ignored(.notIdentity) }
+        if case .ignored(let reason) = novelty(of: event) { return .ignored(reason) }
         return update(event.identity) { bond in
             guard bond.identityResolvingKey != event.key else { return false }
             bond.identityResolvingKey = event.key

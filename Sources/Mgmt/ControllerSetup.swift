@@ -38,7 +38,12 @@
 // A step needing no change (already off, already on) is skipped. Any failure
 // status ends the sequence with `failed(step, ...)`, which starts over by
 // itself `retryDelayMs` (5 s) later unless the sequence has left it by then
-// (Index Removed, Index Added), except: Invalid Index
+// (Index Removed, Index Added). So does a reply that has not come
+// `replyTimeoutMs` (10 s) after its command (`noReply`): the command or its
+// reply was lost (the caller's queue full, a write error), and waiting on
+// would leave the wearable without advertising for good; the kernel
+// answers in milliseconds (the whole sequence took ~60 ms in the VM), and
+// its own HCI init timeout is 10 s. Exceptions: Invalid Index
 // means the controller is gone (wait for Index Added), and the two Set
 // Default System Configuration steps may fail on kernels without it (before
 // 5.8): the kernel's default connection parameters and advertising interval
@@ -55,8 +60,9 @@
 // (mgmt.c checks HCI_SETUP and HCI_CONFIG before every command), and a
 // firmware that took that answer for "gone" and waited for an Index Added
 // already sent would wait for ever (seen once at boot under systemd). A probe
-// answered with Invalid Index keeps waiting, silently; one answered with the
-// controller's information carries on with the sequence.
+// answered with Invalid Index, or not answered within `replyTimeoutMs`,
+// keeps waiting, silently; one answered with the controller's information
+// carries on with the sequence.
 //
 // Advertising cadence. Add Advertising has no interval parameter, but the
 // kernel copies its default advertising interval (Set Default System
@@ -70,25 +76,41 @@
 // keeps advertising off by itself until the disconnection, when it
 // re-enables the instance with the interval it was last added with. A
 // switch due while connected therefore waits; the disconnection starts a
-// new fast phase anyway. Add Extended Advertising Parameters (0x0054) would
-// carry the interval itself but is refused while powered off and needs a
-// second command for the data; this path works on every kernel since 5.8
-// with the one command we already send.
+// new fast phase anyway, unless it is a reconnection storm: a phone that
+// keeps connecting and dropping (a PebbleOS watch saw ~130 cycles in 70
+// minutes) would have the radio at 20 ms most of the time. So at most
+// `AdvertisingCadence.maxFastBursts` (3) disconnections within
+// `burstWindowMs` (60 s) start a fast phase; a later one goes straight to
+// the slow interval (counted in `fastBurstsSkipped`), until the oldest of
+// those bursts is 60 s old. The bursts are the phone's doing, so the
+// history outlives a restart of the sequence.
+//
+// Add Extended Advertising Parameters (0x0054) would carry the interval
+// itself but is refused while powered off and needs a second command for
+// the data; the path above works on every kernel since 5.8 with the one
+// command we already send.
 
 import Bounded
 
 /// Advertising intervals (Apple's accessory guidelines: 20 ms for the first
-/// 30 s, then one of their longer intervals).
+/// 30 s, then one of their longer intervals), and the bound on fast phases
+/// in a reconnection storm.
 public struct AdvertisingCadence: Equatable, Sendable {
+    /// Disconnections within `burstWindowMs` that start a fast phase (the
+    /// size of the sequencer's history, so a constant).
+    public static let maxFastBursts = 3
+
     public var fast: AdvertisingInterval
     public var fastPhaseMs: Int64
     public var slow: AdvertisingInterval
+    public var burstWindowMs: Int64
 
     public init(fast: AdvertisingInterval = AdvertisingInterval(us: 20_000), fastPhaseMs: Int64 = 30_000,
-                slow: AdvertisingInterval = AdvertisingInterval(us: 417_500)) {
+                slow: AdvertisingInterval = AdvertisingInterval(us: 417_500), burstWindowMs: Int64 = 60_000) {
         self.fast = fast
         self.fastPhaseMs = fastPhaseMs
         self.slow = slow
+        self.burstWindowMs = burstWindowMs
     }
 }
 
@@ -112,6 +134,8 @@ public struct SetupConfig: Equatable, Sendable {
     public var connectionParameters: ConnectionParameters? = .wearable
     /// After a failed step, the sequence starts over this much later.
     public var retryDelayMs: Int64 = 5_000
+    /// How long a command waits for its reply before its step fails.
+    public var replyTimeoutMs: Int64 = 10_000
 
     /// Advertises `service` in the solicitation list, the name in the scan
     /// response (see `AdvertisingPayload.solicitingService`).
@@ -190,6 +214,18 @@ public enum SetupFailure: Equatable, Sendable {
     case malformedReply
     /// Supported_Settings lacks Low Energy.
     case lowEnergyUnsupported
+    /// No reply within `SetupConfig.replyTimeoutMs`.
+    case noReply
+
+    /// As the events, the log and systemd's STATUS= name it.
+    public var name: StaticString {
+        switch self {
+        case .status(let status): status.name
+        case .malformedReply: "malformed-reply"
+        case .lowEnergyUnsupported: "no-low-energy"
+        case .noReply: "no-reply"
+        }
+    }
 }
 
 public enum SetupStatus: Equatable, Sendable {
@@ -231,6 +267,9 @@ public struct ControllerSetup: ~Copyable {
     private var probeBackoff = Backoff(firstMs: ControllerSetup.probeFirstMs, maxMs: ControllerSetup.probeMaxMs)
     /// While `failed`: when the sequence starts over.
     private var retryAt: Instant? = nil
+    /// While a command (a step or a probe) waits for its reply: when it
+    /// stops waiting.
+    private var replyDue = Instant.zero
     /// Index Added came while a probe was out: the next Read Controller
     /// Information answer is the probe's (the kernel answers in order), and
     /// an Invalid Index in it dates from before the controller was ready.
@@ -253,8 +292,15 @@ public struct ControllerSetup: ~Copyable {
     private var fastUntil: Instant? = nil
     /// Devices connected now (Device Connected minus Device Disconnected).
     public private(set) var connections = 0
+    /// Disconnections that got no fast burst (a reconnection storm).
+    public private(set) var fastBurstsSkipped: UInt64 = 0
+    /// When the last `maxFastBursts` fast phases after a disconnection
+    /// began, a ring; `oldestBurst` indexes the oldest.
+    private var burstStarts = InlineArray<3, Instant?>(repeating: nil)
+    private var oldestBurst = 0
 
     public init(config: SetupConfig) {
+        precondition(burstStarts.count == AdvertisingCadence.maxFastBursts, "the burst history holds maxFastBursts")
         self.config = config
         controlsAdvertisingInterval = config.cadence != nil
     }
@@ -290,11 +336,12 @@ public struct ControllerSetup: ~Copyable {
     /// Writes the next command into `out` and returns its step, or returns
     /// nil when nothing is to be sent now (waiting for a reply, ready,
     /// failed). `bonds` is read for the two Load commands.
-    public mutating func nextCommand(bonds: borrowing BondStore, into out: inout ByteBuffer) throws(MgmtEncodeError) -> SetupStep? {
+    public mutating func nextCommand(bonds: borrowing BondStore, into out: inout ByteBuffer, now: Instant) throws(MgmtEncodeError) -> SetupStep? {
         let index = config.index
         if phase == .waitingForController, probe == .sending {
             try MgmtCommand.readControllerInformation.encode(index: index, into: &out)
             probe = .awaiting
+            replyDue = now.advanced(byMs: config.replyTimeoutMs)
             return .readControllerInformation
         }
         guard case .sending(let step) = phase else { return nil }
@@ -324,6 +371,7 @@ public struct ControllerSetup: ~Copyable {
             try MgmtCommand.addAdvertising(payload.instance(config.advertisingInstance)).encode(index: index, into: &out)
         }
         phase = .awaiting(step)
+        replyDue = now.advanced(byMs: config.replyTimeoutMs)
         return step
     }
 
@@ -365,7 +413,12 @@ public struct ControllerSetup: ~Copyable {
         case .deviceDisconnected:
             connections = max(0, connections - 1)
             if isConfigured, let cadence = config.cadence {
-                fastUntil = now.advanced(byMs: cadence.fastPhaseMs)
+                if startsFastBurst(now: now, windowMs: cadence.burstWindowMs) {
+                    fastUntil = now.advanced(byMs: cadence.fastPhaseMs)
+                } else {
+                    fastUntil = nil
+                    fastBurstsSkipped &+= 1
+                }
                 reconcileAdvertising(now: now)
             }
         default:
@@ -374,10 +427,11 @@ public struct ControllerSetup: ~Copyable {
         return status
     }
 
-    /// When `poll` must next be called (the next probe, the retry after a
-    /// failure, the end of the fast phase), or nil (also while a phone is
-    /// connected: the switch waits for it to leave).
+    /// When `poll` must next be called (a reply's deadline, the next probe,
+    /// the retry after a failure, the end of the fast phase), or nil (also
+    /// while a phone is connected: the switch waits for it to leave).
     public var nextDeadline: Instant? {
+        if isAwaitingReply { return replyDue }
         if phase == .waitingForController, case .due(let at)? = probe { return at }
         if case .failed = phase { return retryAt }
         guard phase == .idle, advertisingSpeed == .fast, connections == 0 else { return nil }
@@ -385,9 +439,26 @@ public struct ControllerSetup: ~Copyable {
     }
 
     public mutating func poll(now: Instant) {
+        if isAwaitingReply, now >= replyDue { replyTimedOut(now: now) }
         if phase == .waitingForController, case .due(let at)? = probe, now >= at { probe = .sending }
         if case .failed = phase, let at = retryAt, now >= at { restart() }
         reconcileAdvertising(now: now)
+    }
+
+    private var isAwaitingReply: Bool {
+        if case .awaiting = phase { return true }
+        return phase == .waitingForController && probe == .awaiting
+    }
+
+    /// A command sent but never answered: it or its reply was lost (the
+    /// caller's queue was full, a write failed). A probe counts as answered
+    /// "not there"; a step fails as if refused, so the sequence starts over.
+    private mutating func replyTimedOut(now: Instant) {
+        if case .awaiting(let step) = phase {
+            stop(step, .noReply, now: now)
+        } else {
+            probe = .due(now.advanced(byMs: probeBackoff.fail()))
+        }
     }
 
     /// Waits for Index Added, probing meanwhile (see the top of the file).
@@ -491,6 +562,15 @@ public struct ControllerSetup: ~Copyable {
         case .setAdvertisingInterval: !controlsAdvertisingInterval
         default: false
         }
+    }
+
+    /// Whether a disconnection now gets a fast phase: fewer than
+    /// `maxFastBursts` began within `windowMs`. Records it if so.
+    private mutating func startsFastBurst(now: Instant, windowMs: Int64) -> Bool {
+        if let oldest = burstStarts[oldestBurst], now.ms(since: oldest) < windowMs { return false }
+        burstStarts[oldestBurst] = now
+        oldestBurst = (oldestBurst + 1) % burstStarts.count
+        return true
     }
 
     /// Starts re-adding the instance when the wanted interval differs from

@@ -63,6 +63,10 @@ public protocol Platform: ~Copyable {
     /// Replaces the bond state file atomically; false when it could not
     /// (the old file stands; the caller tries again later).
     mutating func saveBonds(_ contents: borrowing ByteBuffer) -> Bool
-    /// The wearable is up (advertising): tell the service manager.
+    /// The wearable is up (doing its job, whatever the controller's
+    /// state): tell the service manager.
     mutating func notifyReady()
+    /// What the wearable is doing, one line of text for the service
+    /// manager (systemd's STATUS=).
+    mutating func notifyStatus(_ text: borrowing ByteBuffer)
 }

@@ -24,10 +24,13 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
     /// tests leave it off.
     /// `tracePath`: write every ATT PDU to this btsnoop file. `mgmt`: the
     /// controller's management socket (`.none` on the UNIX link).
-    /// `bondsPath`: where `saveBonds` writes.
+    /// `bondsPath`: where `saveBonds` writes. `serviceManager`: where READY
+    /// and STATUS go (nil: $NOTIFY_SOCKET and $WATCHDOG_USEC; tests name
+    /// their own socket rather than set the environment other suites read).
     public init(
         link: consuming Link, lines: consuming Lines, handleSignals: Bool, tracePath: String? = nil,
-        mgmt: consuming MgmtSocket = .none, bondsPath: String? = nil
+        mgmt: consuming MgmtSocket = .none, bondsPath: String? = nil,
+        serviceManager: (notifySocket: String?, watchdogUsec: String?)? = nil
     ) throws(SystemError) {
         // The poll table holds every descriptor the parts can add: the
         // link's, the lines', the management socket and the signal fd.
@@ -38,7 +41,12 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
         trace = try tracePath.map { (path) throws(SystemError) in try BtsnoopWriter(path: path) }
         self.mgmt = mgmt
         self.bondsPath = bondsPath
-        service = ServiceManager(now: Instant(ms: Sys.monotonicMs()))
+        let start = Instant(ms: Sys.monotonicMs())
+        if let serviceManager {
+            service = ServiceManager(now: start, notifySocket: serviceManager.notifySocket, watchdogUsec: serviceManager.watchdogUsec)
+        } else {
+            service = ServiceManager(now: start)
+        }
     }
 
     public func now() -> Instant { Instant(ms: Sys.monotonicMs()) }
@@ -103,6 +111,7 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
     }
 
     public mutating func notifyReady() { service.notify("READY=1") }
+    public mutating func notifyStatus(_ text: borrowing ByteBuffer) { service.notify(status: text) }
 
     /// Every output off: the last thing before the process ends.
     public mutating func allOff() { lines.allOff() }

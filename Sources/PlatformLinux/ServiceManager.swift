@@ -1,5 +1,7 @@
 // systemd's notification protocol (sd_notify without libsystemd): READY=1
-// once advertising or waiting for an absent controller, WATCHDOG=1 from the loop every half of WatchdogSec.
+// once the firmware does its job (advertising, waiting for an absent
+// controller, or retrying a failed set-up), STATUS= with what it is doing,
+// WATCHDOG=1 from the loop every half of WatchdogSec.
 // Datagrams to $NOTIFY_SOCKET; nothing happens when it is unset.
 
 import Bounded
@@ -13,6 +15,10 @@ public struct ServiceManager: ~Copyable {
     /// Half the watchdog interval, or 0 without a watchdog.
     public let watchdogPingMs: Int64
     public private(set) var nextPing: Instant? = nil
+    /// "STATUS=" and the text, built here without allocating.
+    private var message = ByteBuffer(capacity: ServiceManager.maxStatusBytes + 7)
+    /// Longer status texts are cut (systemd shows one line anyway).
+    public static let maxStatusBytes = 200
 
     /// From the environment systemd gives the service.
     public init(now: Instant) {
@@ -47,13 +53,24 @@ public struct ServiceManager: ~Copyable {
     deinit { if fd >= 0 { _ = CLinux.close(fd) } }
 
     public func notify(_ message: StaticString) {
+        message.withUTF8Buffer { send($0) }
+    }
+
+    /// STATUS=`text` (its first `maxStatusBytes` bytes).
+    public mutating func notify(status text: borrowing ByteBuffer) {
+        guard fd >= 0 else { return }
+        message.removeAll()
+        message.append(text: "STATUS=")
+        message.append(contentsOf: text.span.extracting(0..<min(text.count, Self.maxStatusBytes)))
+        message.span.withUnsafeBufferPointer { send($0) }
+    }
+
+    private func send(_ datagram: UnsafeBufferPointer<UInt8>) {
         guard fd >= 0 else { return }
         var address = self.address
         let length = addressLength
-        message.withUTF8Buffer { text in
-            _ = withUnsafePointer(to: &address) { p in
-                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, text.baseAddress, text.count, Int32(MSG_NOSIGNAL), $0, length) }
-            }
+        _ = withUnsafePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, datagram.baseAddress, datagram.count, Int32(MSG_NOSIGNAL), $0, length) }
         }
     }
 

@@ -43,10 +43,12 @@ public struct UnitState: Equatable, Sendable {
     public var execMainStatus: String
     /// enabled, disabled, masked, static, ...
     public var unitFileState: String
+    /// The service's last STATUS= (sd_notify), empty if none.
+    public var statusText: String
 
     public init(
         loadState: String = "", activeState: String = "", subState: String = "", result: String = "", execMainStatus: String = "",
-        unitFileState: String = ""
+        unitFileState: String = "", statusText: String = ""
     ) {
         self.loadState = loadState
         self.activeState = activeState
@@ -54,6 +56,7 @@ public struct UnitState: Equatable, Sendable {
         self.result = result
         self.execMainStatus = execMainStatus
         self.unitFileState = unitFileState
+        self.statusText = statusText
     }
 
     public var isActive: Bool { activeState.utf8Equals("active") || activeState.utf8Equals("reloading") }
@@ -82,7 +85,7 @@ public enum SystemProbe {
         guard let systemctl = systemctlPath else { return nil }
         guard
             let (status, output) = run(
-                [systemctl, "show", name, "-p", "LoadState,ActiveState,SubState,Result,ExecMainStatus,UnitFileState"]),
+                [systemctl, "show", name, "-p", "LoadState,ActiveState,SubState,Result,ExecMainStatus,UnitFileState,StatusText"]),
             status == 0
         else { return nil }
         var state = UnitState()
@@ -96,6 +99,7 @@ public enum SystemProbe {
             if key.utf8Equals("Result") { state.result = value }
             if key.utf8Equals("ExecMainStatus") { state.execMainStatus = value }
             if key.utf8Equals("UnitFileState") { state.unitFileState = value }
+            if key.utf8Equals("StatusText") { state.statusText = value }
         }
         return state
     }

@@ -134,6 +134,19 @@ struct DoctorTests {
         #expect(lines(f, "FAIL controller").count == 1)
     }
 
+    @Test("a running service whose controller set-up keeps failing fails the check with the firmware's STATUS (why set-up stopped)")
+    func serviceSetupFailing() throws {
+        var f = try healthyFacts()
+        f.service = UnitState(
+            loadState: "loaded", activeState: "active", subState: "running", result: "success", execMainStatus: "0", unitFileState: "enabled",
+            statusText: "controller set-up failed at power-on: rfkilled; trying again every 5 s")
+        #expect(lines(f, "FAIL wristlink.service") == [
+            "FAIL wristlink.service: active (running), last exit status 0, result success; controller set-up failed at power-on: rfkilled; trying again every 5 s — rfkill list (rfkill unblock bluetooth if it is blocked); journalctl -u wristlink -b says more"
+        ])
+        f.service?.statusText = "advertising"
+        #expect(lines(f, "ok   wristlink.service") == ["ok   wristlink.service: active (running), last exit status 0, result success; advertising"])
+    }
+
     @Test("the service stopped after a bad board file: its state, the exit status's meaning and where to look")
     func serviceFailed() throws {
         var f = try healthyFacts()

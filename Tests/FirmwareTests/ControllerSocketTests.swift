@@ -84,4 +84,64 @@ struct ControllerSocketTests {
         #expect(toHex(Array(addAdvertising[35..<42])) == "06 08 57 72 69 73 74")
         #expect(String(decoding: addAdvertising.suffix(9), as: UTF8.self) == "Wristlink")
     }
+
+    @Test("a set-up that keeps failing (rfkill on Set Powered) still says READY=1, and STATUS= names the failed step, its status and the retry")
+    func readyWhileSetupFails() throws {
+        let notifyPath = "/tmp/wristlink-notify-setup-\(getpid())"
+        unlink(notifyPath)
+        let notify = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in notifyPath.utf8.enumerated() { raw[i] = b }
+        }
+        _ = withUnsafePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(notify, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        defer { close(notify); unlink(notifyPath) }
+        var fds: [Int32] = [0, 0]
+        precondition(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds) == 0)
+        var linkFDs: [Int32] = [0, 0]
+        precondition(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &linkFDs) == 0)
+        defer { close(fds[1]); close(linkFDs[1]) }
+        var config = testConfig()
+        config.controller.enabled = true
+        let platform = try! LinuxPlatform(
+            link: UnixLink(connected: linkFDs[0]),
+            lines: SimLines(outputs: config.board.outputs.map(\.name), buttons: config.board.buttons.map(\.name), consoleFD: -1),
+            handleSignals: false, mgmt: MgmtSocket(connected: fds[0]), serviceManager: (notifySocket: notifyPath, watchdogUsec: nil))
+        var runner = Runner(platform: platform, sink: RecordingSink(), core: WearableCore(config: config))
+        runner.start()
+        let kernel = fds[1]
+        var settings: UInt32 = 0
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let start = Sys.monotonicMs()
+        func failed(_ events: [FirmwareEvent]) -> Bool {
+            events.contains { if case .controller(.setupFailed) = $0 { true } else { false } }
+        }
+        while Sys.monotonicMs() - start < 3_000 && !failed(runner.effects.sink.events) {
+            let n = buffer.withUnsafeMutableBufferPointer { recv(kernel, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n > 0 {
+                let command = Array(buffer[0..<n])
+                let opcode = UInt16(command[0]) | UInt16(command[1]) << 8
+                var answer: [UInt8]
+                if opcode == 0x0005 && command[6] == 1 {
+                    answer = [0x02, 0x00, command[2], command[3], 0x03, 0x00, 0x05, 0x00, 0x12]  // Command Status: RF-kill
+                } else {
+                    if opcode == 0x000D { settings |= 0x200 }
+                    answer = Self.reply(to: command, settings: settings)
+                }
+                _ = answer.withUnsafeBufferPointer { send(kernel, $0.baseAddress, $0.count, 0) }
+            }
+            runner.step(waitingAtMostMs: 10)
+        }
+        #expect(runner.effects.sink.events.contains(.controller(.setupFailed(step: .powerOn, failure: .status(.rfKilled)))))
+        var messages: [String] = []
+        while true {
+            let n = buffer.withUnsafeMutableBufferPointer { recv(notify, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            guard n > 0 else { break }
+            messages.append(String(decoding: buffer[0..<n], as: UTF8.self))
+        }
+        #expect(messages == ["READY=1", "STATUS=controller set-up failed at power-on: rfkilled; trying again every 5 s"])
+    }
 }

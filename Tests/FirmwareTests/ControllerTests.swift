@@ -17,6 +17,9 @@ func mgmtEvent(_ code: UInt16, _ params: String) -> [UInt8] {
 let deviceConnected = mgmtEvent(0x000B, phoneAddress + " 00 00 00 00  00 00")
 let deviceDisconnected = mgmtEvent(0x000C, phoneAddress + " 03")
 let confirmationRequest = mgmtEvent(0x000F, phoneAddress + " 01  5A 6E 0B 00")
+/// A phone nobody paired: D2:11:22:33:44:55, static random.
+let strangerAddress = "55 44 33 22 11 D2 02"
+let stranger = DeviceAddress(BDAddress(0xD2, 0x11, 0x22, 0x33, 0x44, 0x55), .leRandom)
 let newLongTermKey = mgmtEvent(0x000A, "01 " + phoneAddress + " 02 00 10 0000 0000000000000000 00112233445566778899AABBCCDDEEFF")
 
 struct ControllerRig: ~Copyable {
@@ -47,6 +50,29 @@ struct ControllerRig: ~Copyable {
     }
 
     mutating func feed(_ bytes: [UInt8]) { controller.receive(bytes.span, now: now) }
+
+    /// Answers every command with success, as the kernel would for an
+    /// unpowered LE controller, until set-up has finished (from the first
+    /// Read Controller Information, which `init` took).
+    mutating func completeSetup() {
+        var settings: UInt32 = 0
+        var out = ByteBuffer(capacity: 1024)
+        feed(ControllerSocketTests.reply(to: [0x04, 0x00, 0x00, 0x00, 0x00, 0x00], settings: settings))
+        for _ in 0..<32 {
+            guard controller.popCommand(into: &out) else { return }
+            let command = out.toArray()
+            let opcode = UInt16(command[0]) | UInt16(command[1]) << 8
+            switch opcode {
+            case 0x000D: settings |= 0x200
+            case 0x002D: settings |= 0x800
+            case 0x0009: settings |= 0x10
+            case 0x0007: settings |= 0x02
+            case 0x0005: settings |= 0x01
+            default: break
+            }
+            feed(ControllerSocketTests.reply(to: command, settings: settings))
+        }
+    }
 
     mutating func wait(ms: Int64) {
         now = now.advanced(byMs: ms)
@@ -187,9 +213,11 @@ struct ControllerTests {
         #expect(rig.sent() == ["1C 00 00 00 07 00 " + phoneAddress])
     }
 
-    @Test("New Long Term Key with Store_Hint is kept and marked for saving; the state file has it")
+    @Test("New Long Term Key with Store_Hint from an accepted pairing is kept and marked for saving; the state file has it")
     func bondStored() {
         var rig = ControllerRig()
+        rig.feed(confirmationRequest)
+        rig.controller.consent(granted: true, now: rig.now)
         rig.feed(newLongTermKey)
         #expect(rig.events().contains(.bondStored))
         #expect(rig.controller.bondsNeedSaving == true)
@@ -205,6 +233,9 @@ struct ControllerTests {
     func firstBondEndsPairingMode() {
         var rig = ControllerRig()
         #expect(rig.events() == [.pairingMode(on: true, reason: .noBond)])
+        rig.feed(confirmationRequest)
+        rig.controller.consent(granted: true, now: rig.now)
+        _ = rig.events()
         rig.feed(newLongTermKey)
         #expect(rig.events() == [.bondStored, .pairingMode(on: false, reason: .bonded)])
         // The phone's IRK after its LTK: stored, pairing mode already off.
@@ -286,6 +317,8 @@ struct ControllerTests {
         #expect(rig.controller.isPairingMode == false)
         #expect(rig.events().contains(.pairingMode(on: false, reason: .timeout)))
         rig.controller.enterPairingMode(now: rig.now)
+        rig.feed(mgmtEvent(0x000F, "61 55 44 33 22 C2 02  01  5A 6E 0B 00"))
+        rig.controller.consent(granted: true, now: rig.now)
         rig.feed(mgmtEvent(0x000A, "01 61 55 44 33 22 C2 02 02 00 10 0000 0000000000000000 00112233445566778899AABBCCDDEEFF"))
         #expect(rig.controller.isPairingMode == false)
         #expect(rig.events().contains(.pairingMode(on: false, reason: .bonded)))
@@ -330,9 +363,169 @@ struct ControllerTests {
         rig.wait(ms: 1_000)
         rig.feed(mgmtEvent(0x0004, ""))  // Index Added
         #expect(rig.sent() == ["04 00 00 00 00 00"], "the sequence starts over at once")
+        let sentAt = rig.now
         rig.wait(ms: 5_000)
         #expect(rig.sent() == [], "no second start-over when the old retry would have been due")
-        #expect(rig.controller.deadline == nil, "waiting for the kernel's answer only")
+        #expect(rig.controller.deadline == sentAt.advanced(byMs: 10_000), "waiting for the kernel's answer only (up to its deadline)")
+    }
+
+    // MARK: Keys only from a pairing the wearer allowed
+
+    @Test("outside pairing mode a key from a phone nobody allowed is not stored: reported no-consent, counted, and the kernel forgets it (Unpair Device, disconnect)")
+    func unallowedKeyForgotten() {
+        var rig = ControllerRig(bonds: bondFile)
+        _ = rig.events()
+        rig.feed(mgmtEvent(0x000A, "01 " + strangerAddress + " 02 00 10 0000 0000000000000000 FFEEDDCCBBAA99887766554433221100"))
+        #expect(rig.events() == [.bondIgnored(reason: .noConsent)])
+        #expect(rig.sent() == ["1B 00 00 00 08 00 " + strangerAddress + " 01"])
+        #expect(rig.controller.keysRefused == 1)
+        #expect(rig.controller.bonds.count == 1)
+        #expect(rig.controller.bonds.firstIndex(of: stranger) == nil)
+        #expect(rig.controller.bondsNeedSaving == false)
+        // Its IRK, from the same pairing: counted, the kernel already told.
+        rig.feed(mgmtEvent(0x0018, "01 00 00 00 00 00 00 " + strangerAddress + " 0F 0E 0D 0C 0B 0A 09 08 07 06 05 04 03 02 01 00"))
+        #expect(rig.events() == [.bondIgnored(reason: .noConsent)])
+        #expect(rig.sent() == [])
+        #expect(rig.controller.keysRefused == 2)
+    }
+
+    @Test("a new key for a bonded phone without consent keeps the bond, is reported as a stale bond, and the kernel gets the stored keys back and drops the link")
+    func unallowedKeyForBondedPhone() {
+        var rig = ControllerRig(bonds: bondFile)
+        rig.feed(deviceConnected)
+        _ = rig.events()
+        rig.feed(mgmtEvent(0x000A, "01 " + phoneAddress + " 02 00 10 0000 0000000000000000 FFEEDDCCBBAA99887766554433221100"))
+        #expect(rig.events() == [.bondIgnored(reason: .noConsent), .staleBond(replacing: false)])
+        // Unpair Device would delete the bond's own keys in the kernel too:
+        // both Load commands replace the kernel's lists with the store's.
+        #expect(rig.sent() == [
+            "13 00 00 00 26 00 01 00 " + phoneAddress + " 02 00 10 00 00 00 00 00 00 00 00 00 00 00 11 22 33 44 55 66 77 88 99 AA BB CC DD EE FF",
+            "30 00 00 00 02 00 00 00",
+            "14 00 00 00 07 00 " + phoneAddress,
+        ])
+        var out = ByteBuffer(capacity: 4096)
+        #expect(rig.controller.serializeBonds(into: &out) == true)
+        #expect(String(decoding: out.toArray(), as: UTF8.self) == bondFile)
+        #expect(rig.controller.bondsNeedSaving == false)
+    }
+
+    @Test("the same key again for a bonded phone is unchanged: nothing reported, nothing sent, with or without consent")
+    func sameKeyUnchanged() {
+        var rig = ControllerRig(bonds: bondFile)
+        rig.feed(deviceConnected)
+        _ = rig.events()
+        rig.feed(newLongTermKey)
+        #expect(rig.events() == [])
+        #expect(rig.sent() == [])
+        #expect(rig.controller.keysRefused == 0)
+        #expect(rig.controller.bondsNeedSaving == false)
+    }
+
+    @Test("in pairing mode a key without an accepted confirmation (a kernel that did not ask) is not stored and pairing mode stays on")
+    func pairingModeAloneIsNoConsent() {
+        var rig = ControllerRig()
+        rig.feed(deviceConnected)
+        _ = rig.events()
+        rig.feed(newLongTermKey)
+        #expect(rig.events() == [.bondIgnored(reason: .noConsent)])
+        #expect(rig.sent() == ["1B 00 00 00 08 00 " + phoneAddress + " 01"])
+        #expect(rig.controller.bonds.count == 0)
+        #expect(rig.controller.isPairingMode == true)
+    }
+
+    @Test("with automatic acceptance, pairing mode is the consent: a key arriving without a confirmation request is stored")
+    func automaticAcceptanceWithoutRequest() {
+        var rig = ControllerRig { $0.autoAcceptPairing = true }
+        rig.feed(deviceConnected)
+        _ = rig.events()
+        rig.feed(newLongTermKey)
+        #expect(rig.events() == [.bondStored, .pairingMode(on: false, reason: .bonded)])
+        // The same pairing's IRK after pairing mode ended with the bond.
+        rig.feed(mgmtEvent(0x0018, "01 00 00 00 00 00 00 " + phoneAddress + " 0F 0E 0D 0C 0B 0A 09 08 07 06 05 04 03 02 01 00"))
+        #expect(rig.events() == [.bondStored])
+        #expect(rig.sent() == [])
+    }
+
+    @Test("consent lasts for the link: after the phone disconnected, its keys need a new consent")
+    func consentEndsWithTheLink() {
+        var rig = ControllerRig()
+        rig.feed(deviceConnected)
+        rig.feed(confirmationRequest)
+        rig.controller.consent(granted: true, now: rig.now)
+        _ = rig.sent()
+        rig.feed(deviceDisconnected)
+        _ = rig.events()
+        rig.feed(newLongTermKey)
+        #expect(rig.events() == [.bondIgnored(reason: .noConsent)])
+        #expect(rig.sent() == ["1B 00 00 00 08 00 " + phoneAddress + " 01"])
+        #expect(rig.controller.bonds.count == 0)
+    }
+
+    @Test("an allowed pairing whose IRK names a bonded phone's identity replaces that bond whole, reported as a stale bond")
+    func identityTakeoverReported() {
+        // The bond: a Secure Connections key, a legacy key of the other role, an IRK.
+        let oldBond = bondFile + "ltk c12233445566 02 00 01 10 1234 0102030405060708 a0a1a2a3a4a5a6a7a8a9aaabacadaeaf\n"
+            + "irk c12233445566 02 00112233445566778899aabbccddeeff\n"
+        // 5A:11:22:33:44:55: a resolvable private address the stored IRK does not resolve.
+        let rpa = "55 44 33 22 11 5A 02"
+        var rig = ControllerRig(bonds: oldBond)
+        rig.controller.enterPairingMode(now: rig.now)
+        rig.feed(mgmtEvent(0x000B, rpa + " 00 00 00 00  00 00"))
+        rig.feed(mgmtEvent(0x000F, rpa + " 01  5A 6E 0B 00"))
+        _ = rig.events()
+        rig.controller.consent(granted: true, now: rig.now)
+        #expect(rig.sent() == ["1C 00 00 00 07 00 " + rpa])
+        _ = rig.events()
+        rig.feed(mgmtEvent(0x0018, "01 55 44 33 22 11 5A " + phoneAddress + " 0F 0E 0D 0C 0B 0A 09 08 07 06 05 04 03 02 01 00"))
+        #expect(rig.events() == [.staleBond(replacing: true), .bondStored, .pairingMode(on: false, reason: .bonded)])
+        rig.feed(mgmtEvent(0x000A, "01 " + phoneAddress + " 02 00 10 0000 0000000000000000 FFEEDDCCBBAA99887766554433221100"))
+        #expect(rig.events().contains(.bondStored))
+        #expect(rig.sent() == [])
+        var out = ByteBuffer(capacity: 4096)
+        #expect(rig.controller.serializeBonds(into: &out) == true)
+        #expect(String(decoding: out.toArray(), as: UTF8.self) == "wristlink-bonds 1\n"
+            + "ltk c12233445566 02 02 00 10 0000 0000000000000000 ffeeddccbbaa99887766554433221100\n"
+            + "irk c12233445566 02 0f0e0d0c0b0a09080706050403020100\n")
+    }
+
+    // MARK: Set-up replies that never come
+
+    @Test("a set-up command whose reply never comes (dropped on the way): the step fails with no-reply after 10 s and set-up starts over 5 s later")
+    func lostReplyRetried() {
+        var rig = ControllerRig()
+        _ = rig.events()
+        // hci0, LE only, unpowered.
+        rig.feed(mgmtEvent(0x0001, "04 00 00  5A 6E 0B 00 09 00  09  02 00  FF BE 01 00  00 02 00 00  00 00 00"
+            + String(repeating: " 00", count: 249 + 11)))
+        #expect(rig.sent() == ["0D 00 00 00 01 00 01"], "Set Low Energy, whose reply is lost")
+        #expect(rig.controller.deadline == rig.now.advanced(byMs: 10_000))
+        rig.wait(ms: 9_999)
+        #expect(rig.events() == [])
+        rig.wait(ms: 1)
+        #expect(rig.events() == [.setupFailed(step: .enableLowEnergy, failure: .noReply)])
+        #expect(rig.controller.deadline == rig.now.advanced(byMs: 5_000), "the retry")
+        rig.wait(ms: 5_000)
+        #expect(rig.sent() == ["04 00 00 00 00 00"], "started over")
+    }
+
+    @Test("a reconnection storm: the 4th disconnection within 60 s gets no fast phase, the slow interval goes out at once, and it is reported")
+    func reconnectionStormReported() {
+        var rig = ControllerRig(bonds: bondFile)
+        rig.completeSetup()
+        #expect(rig.controller.isAdvertising == true)
+        _ = rig.events()
+        for _ in 0..<3 {
+            rig.now = rig.now.advanced(byMs: 2_000)
+            rig.feed(deviceConnected)
+            rig.feed(deviceDisconnected)
+        }
+        #expect(rig.sent() == [], "three fast phases: the kernel re-enables the instance, added fast")
+        #expect(!rig.events().contains(.fastAdvertisingSkipped))
+        rig.now = rig.now.advanced(byMs: 2_000)
+        rig.feed(deviceConnected)
+        rig.feed(deviceDisconnected)
+        #expect(rig.events().contains(.fastAdvertisingSkipped))
+        #expect(rig.sent() == ["4C 00 00 00 0A 00 0A 00 02 9C 02 0B 00 02 9C 02"])
     }
 
     @Test("a disabled controller (UNIX link) sends nothing")

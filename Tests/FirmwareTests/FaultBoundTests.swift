@@ -27,6 +27,8 @@ struct FaultBoundTests {
         defer { close(mgmtFDs[1]); close(linkFDs[1]) }
         var config = testConfig()
         config.controller.enabled = true
+        // No bond yet: pairing mode, where automatic acceptance allows the key.
+        config.controller.autoAcceptPairing = true
         let platform = try LinuxPlatform(
             link: UnixLink(connected: linkFDs[0]),
             lines: SimLines(outputs: config.board.outputs.map(\.name), buttons: config.board.buttons.map(\.name), consoleFD: -1),
@@ -62,6 +64,8 @@ struct FaultBoundTests {
         defer { close(mgmtFDs[1]); close(linkFDs[1]) }
         var config = testConfig()
         config.controller.enabled = true
+        // No bond yet: pairing mode, where automatic acceptance allows the key.
+        config.controller.autoAcceptPairing = true
         let platform = try LinuxPlatform(
             link: UnixLink(connected: linkFDs[0]),
             lines: SimLines(outputs: config.board.outputs.map(\.name), buttons: config.board.buttons.map(\.name), consoleFD: -1),

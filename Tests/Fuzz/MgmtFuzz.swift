@@ -57,21 +57,29 @@ func fuzzControllerSetup(_ input: Span<UInt8>) {
             continue
         }
         do throws(MgmtEncodeError) {
-            if try setup.nextCommand(bonds: bonds, into: &out) != nil {
-                let second = try setup.nextCommand(bonds: bonds, into: &out)
+            if try setup.nextCommand(bonds: bonds, into: &out, now: now) != nil {
+                let second = try setup.nextCommand(bonds: bonds, into: &out, now: now)
                 precondition(second == nil, "one command in flight")
+                // A command sent waits for its reply at most replyTimeoutMs.
+                guard let due = setup.nextDeadline else { preconditionFailure("a command in flight without a reply deadline") }
+                precondition(due.ms(since: now) <= setup.config.replyTimeoutMs, "reply deadline beyond replyTimeoutMs")
             }
         } catch {
             preconditionFailure("the sequencer's commands always fit its buffer")
         }
         if let packet = try? MgmtEvent.decode(r.take(length)) { setup.handle(packet, now: now) }
-        // A deadline belongs to a state that has one: the end of fast
-        // advertising (ready), the next probe for a controller that went
-        // (at most probeMaxMs away), the retry of a failed sequence; a step
-        // waiting for its reply has none.
+        // A deadline belongs to a state that has one: a step's reply (at
+        // most replyTimeoutMs away), the end of fast advertising (ready), the
+        // next probe for a controller that went (at most probeMaxMs away),
+        // the retry of a failed sequence (retryDelayMs).
         if let deadline = setup.nextDeadline {
-            if case .inProgress = setup.status { preconditionFailure("a deadline while a step waits for its reply") }
-            precondition(deadline.ms(since: now) <= ControllerSetup.probeMaxMs)
+            let boundMs = max(ControllerSetup.probeMaxMs, setup.config.replyTimeoutMs, setup.config.retryDelayMs)
+            precondition(deadline.ms(since: now) <= boundMs, "a deadline further away than any state allows")
+            if case .inProgress = setup.status {
+                precondition(deadline.ms(since: now) <= setup.config.replyTimeoutMs, "a step waits longer than replyTimeoutMs")
+            }
+        } else if case .failed = setup.status {
+            preconditionFailure("a failed set-up without a retry deadline")
         }
     }
 }

@@ -104,7 +104,7 @@ struct AllocationTests {
         let perRound = allocationsPerRound(rounds: Self.rounds) {
             var setup = ControllerSetup(config: config)
             var i = 0
-            while let _ = try? setup.nextCommand(bonds: bonds, into: &out), i < replies.count {
+            while let _ = try? setup.nextCommand(bonds: bonds, into: &out, now: .zero), i < replies.count {
                 let reply = replies[i]
                 if let packet = try? MgmtEvent.decode(reply.span) { setup.handle(packet, now: .zero) }
                 i += 1

@@ -23,7 +23,7 @@ final class Rig {
 
     /// The next command, as its step and bytes; nil when none is due.
     func next() throws -> (SetupStep, [UInt8])? {
-        guard let step = try setup.nextCommand(bonds: bonds, into: &out) else { return nil }
+        guard let step = try setup.nextCommand(bonds: bonds, into: &out, now: now) else { return nil }
         return (step, out.toArray())
     }
 
@@ -372,7 +372,7 @@ struct ControllerSetupTests {
             let probe = try rig.next()
             #expect(probe?.0 == .readControllerInformation)
             #expect(probe?.1 == hex("04 00 00 00 00 00"))
-            #expect(rig.setup.nextDeadline == nil, "one probe at a time: the next waits for its answer")
+            #expect(rig.setup.nextDeadline == rig.now.advanced(byMs: 10_000), "one probe at a time: the next waits for its answer (or its deadline)")
             gaps.append(rig.now.ms(since: last))
             last = rig.now
             #expect(try rig.feed(hex("02 00 00 00 03 00  04 00 11")) == .waitingForController)
@@ -439,7 +439,102 @@ struct ControllerSetupTests {
         #expect(try rig.feed(hex("05 00 00 00 00 00")) == .waitingForController)
         #expect(try rig.feed(hex("04 00 00 00 00 00")) == .inProgress(.readControllerInformation))
         #expect(try rig.next()?.0 == .readControllerInformation)
-        #expect(rig.setup.nextDeadline == nil, "no retry left from the earlier failure")
+        #expect(rig.setup.nextDeadline == rig.now.advanced(byMs: 10_000), "no retry left from the earlier failure: only the reply's deadline")
+    }
+
+    @Test("a command whose reply never comes fails its step after replyTimeoutMs; the sequence starts over retryDelayMs later, and the lost command's late reply is not taken for the new one's")
+    func lostReplyFailsStep() throws {
+        let rig = try Rig()
+        _ = try rig.next()
+        try rig.feed(event(0x0001, hex("04 00 00") + info(current: "00 02 00 00")))
+        #expect(try rig.next()?.1 == hex("0D 00 00 00 01 00 01"), "Set Low Energy: its reply is lost")
+        #expect(rig.setup.nextDeadline == rig.now.advanced(byMs: 10_000), "the reply's deadline")
+        rig.now = rig.now.advanced(byMs: 9_999)
+        rig.setup.poll(now: rig.now)
+        #expect(rig.setup.status == .inProgress(.enableLowEnergy), "not 1 ms early")
+        rig.now = rig.now.advanced(byMs: 1)
+        rig.setup.poll(now: rig.now)
+        #expect(rig.setup.status == .failed(.enableLowEnergy, .noReply))
+        #expect(rig.setup.nextDeadline == rig.now.advanced(byMs: 5_000))
+        rig.now = rig.now.advanced(byMs: 5_000)
+        rig.setup.poll(now: rig.now)
+        #expect(try rig.next()?.1 == hex("04 00 00 00 00 00"), "started over")
+        try rig.complete(0x000D, "00 02 00 00")
+        #expect(rig.setup.status == .inProgress(.readControllerInformation))
+        #expect(try rig.next() == nil)
+    }
+
+    @Test("a reply lost after set-up (the cadence's re-add) fails the same way instead of freezing the cadence")
+    func lostCadenceReply() throws {
+        let rig = try Rig()
+        _ = try rig.runToIdle(info: info(current: "00 02 00 00"))
+        rig.now = Instant(ms: 30_000)
+        rig.setup.poll(now: rig.now)
+        #expect(try rig.next()?.0 == .setAdvertisingInterval)
+        #expect(rig.setup.nextDeadline == Instant(ms: 40_000))
+        rig.now = Instant(ms: 40_000)
+        rig.setup.poll(now: rig.now)
+        #expect(rig.setup.status == .failed(.setAdvertisingInterval, .noReply))
+    }
+
+    @Test("a probe whose answer never comes is followed by the next probe at the back-off's pace")
+    func lostProbeAnswer() throws {
+        let rig = try Rig()
+        _ = try rig.next()
+        #expect(try rig.feed(hex("02 00 00 00 03 00  04 00 11")) == .waitingForController)
+        rig.now = rig.setup.nextDeadline!
+        rig.setup.poll(now: rig.now)
+        #expect(try rig.next()?.1 == hex("04 00 00 00 00 00"), "the first probe: its answer is lost")
+        #expect(rig.setup.nextDeadline == rig.now.advanced(byMs: 10_000))
+        rig.now = rig.now.advanced(byMs: 10_000)
+        rig.setup.poll(now: rig.now)
+        #expect(rig.setup.status == .waitingForController)
+        #expect(try rig.next() == nil)
+        #expect(rig.setup.nextDeadline == rig.now.advanced(byMs: 4_000), "the next probe, backed off")
+        let due = rig.setup.nextDeadline
+        rig.now = try #require(due)
+        rig.setup.poll(now: rig.now)
+        #expect(try rig.next()?.1 == hex("04 00 00 00 00 00"))
+    }
+
+    @Test("reconnection storm: after 3 fast bursts within 60 s a 4th disconnection goes straight to the slow interval, counted; 60 s after the first burst a disconnection gets one again")
+    func reconnectionStorm() throws {
+        let rig = try Rig()
+        _ = try rig.runToIdle(info: info(current: "00 02 00 00"))
+        let fast = hex("4C 00 00 00 0A 00  0A 00 02 20 00  0B 00 02 20 00")
+        let slow = hex("4C 00 00 00 0A 00  0A 00 02 9C 02  0B 00 02 9C 02")
+        rig.now = Instant(ms: 30_000)
+        rig.setup.poll(now: rig.now)
+        #expect(try rig.next()?.1 == slow)
+        try rig.complete(0x004C)
+        _ = try rig.next()
+        try rig.complete(0x003E, "01")
+        let connected = event(0x000B, hex(phoneStaticWire + "00 00 00 00  00 00"))
+        let disconnected = event(0x000C, hex(phoneStaticWire + "08"))
+        /// The phone connects and leaves at `ms`; the commands that follow.
+        func cycle(at ms: Int64) throws -> [[UInt8]] {
+            rig.now = Instant(ms: ms)
+            try rig.feed(connected)
+            try rig.feed(disconnected)
+            var sent: [[UInt8]] = []
+            while let (step, bytes) = try rig.next() {
+                sent.append(bytes)
+                if step == .addAdvertising { try rig.complete(0x003E, "01") } else { try rig.complete(step.opcode.rawValue) }
+            }
+            return sent
+        }
+        #expect(try cycle(at: 40_000) == [fast, addAdvertisingBytes], "burst 1 (from slow)")
+        #expect(try cycle(at: 45_000) == [], "burst 2: the kernel re-enables the instance, added fast")
+        #expect(try cycle(at: 50_000) == [], "burst 3")
+        #expect(rig.setup.fastBurstsSkipped == 0)
+        #expect(try cycle(at: 55_000) == [slow, addAdvertisingBytes], "a 4th within 60 s: slow at once")
+        #expect(rig.setup.fastBurstsSkipped == 1)
+        #expect(rig.setup.advertisingSpeed == .slow)
+        #expect(rig.setup.nextDeadline == nil)
+        #expect(try cycle(at: 99_999) == [], "still within 60 s of burst 1: stays slow")
+        #expect(rig.setup.fastBurstsSkipped == 2)
+        #expect(try cycle(at: 100_000) == [fast, addAdvertisingBytes], "60 s after burst 1: a burst again")
+        #expect(rig.setup.nextDeadline == Instant(ms: 130_000))
     }
 
     @Test("replies for another controller or another command are ignored")
