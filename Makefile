@@ -272,6 +272,7 @@ fuzz-build: deps
 	WRISTLINK_FUZZ=1 $(SWIFT) build -c release --product wristlink-fuzz --build-path .build/fuzz \
 		--sanitize=fuzzer --sanitize=address \
 		-Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table
+	@scripts/fuzz-check-coverage .build/fuzz/release
 
 fuzz: deps fuzz-build
 	@scripts/fuzz $(FUZZ_TARGETS)
