@@ -11,7 +11,7 @@ FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-even
 
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
-.PHONY: all deps build test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build test-fuzz clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
+.PHONY: all deps build check test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build test-fuzz clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
 	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot \
 	image image-raw test-image
 
@@ -54,6 +54,14 @@ build-tests: deps
 
 test-unit: build-tests
 	$(SWIFT) test -c $(CONFIG) --skip-build
+
+# The inner loop: the host build and the unit tests only (no VMs, no cross
+# builds, no packages, no image), timed.
+check: deps
+	@t=$$(date +%s); $(SWIFT) build -c $(CONFIG) --build-tests && \
+	{ $(SWIFT) test -c $(CONFIG) --skip-build > .build/check.log 2>&1 || \
+	  { grep -E "✘|error|failed" .build/check.log | tail -n 40; echo "make check: FAILED (.build/check.log)"; exit 1; }; } && \
+	tail -n 1 .build/check.log && echo "make check: passed in $$(( $$(date +%s) - t )) s"
 
 # deps: `size` (binutils) for the code sizes it prints. The build is a
 # file target (rebuilt when a source changes), the sizes are printed each time.
