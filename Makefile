@@ -11,7 +11,7 @@ FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-even
 
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
-.PHONY: all deps build check test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build test-fuzz clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
+.PHONY: all deps build check test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build test-fuzz bench-deps test-budgets clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
 	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot \
 	image image-raw test-image
 
@@ -36,13 +36,13 @@ build: deps
 # (Tests/VM/run-lanes.sh), with the SD-card image's boot test in QEMU.
 TEST_JOBS ?= 3
 test:
-	@t=$$(date +%s); $(MAKE) --no-print-directory deps pi-deps deb-deps && \
+	@t=$$(date +%s); $(MAKE) --no-print-directory deps pi-deps deb-deps bench-deps && \
 	echo "make test: phase 1 (packages) $$(( $$(date +%s) - t )) s"
 	@t=$$(date +%s); $(MAKE) --no-print-directory -j$(TEST_JOBS) -O test-builds fuzz-build vm-setup && \
 	echo "make test: phase 2 (builds, -j$(TEST_JOBS)) $$(( $$(date +%s) - t )) s"
-	@t=$$(date +%s); $(MAKE) --no-print-directory test-unit test-fuzz embedded-check pi-test test-deb && \
+	@t=$$(date +%s); $(MAKE) --no-print-directory test-unit test-budgets test-fuzz embedded-check pi-test test-deb && \
 	$(MAKE) --no-print-directory image-raw BOARD=pi-zero-2w && \
-	echo "make test: phase 3 (unit tests, short fuzz runs, Pi binaries, packages, the SD-card image) $$(( $$(date +%s) - t )) s"
+	echo "make test: phase 3 (unit tests, instruction budgets, short fuzz runs, Pi binaries, packages, the SD-card image) $$(( $$(date +%s) - t )) s"
 	@t=$$(date +%s); $(MAKE) --no-print-directory test-vm VM_IMAGE="$$(ls -t $(IMAGE_DIR)/wristlink-*-pi-zero-2w.img | head -1)" && \
 	echo "make test: phase 4 (VMs, the image's boot test) $$(( $$(date +%s) - t )) s"
 	@echo "make test: all passed"
@@ -312,7 +312,15 @@ soak: deps
 # .build/bench.json. Not part of `make test`: it asserts nothing about time.
 # Instruction counts need valgrind (callgrind); strip (binutils) makes the
 # copy valgrind 3.19 can read.
-bench: deps
-	@scripts/ensure-packages valgrind
+bench: deps bench-deps
 	$(SWIFT) build -c release
 	.build/release/wristlink-bench --root . --json .build/bench.json
+
+bench-deps:
+	@scripts/ensure-packages valgrind
+
+# Part of `make test`: the deterministic figures (instructions per
+# Notification Source event and per Data Source byte, callgrind) against
+# the budgets in Tests/Bench/budgets.txt; over budget fails with the figure.
+test-budgets: bench-deps build-tests
+	@.build/$(CONFIG)/wristlink-bench --root . --instructions-only --budgets Tests/Bench/budgets.txt
