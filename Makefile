@@ -1,8 +1,14 @@
+# SPDX-License-Identifier: Apache-2.0
 # Wristlink. The two commands that matter: `make run` and `make test`
 # (README). Both install the Debian packages they need first (as root,
 # idempotently) so they work on a fresh machine of this kind.
 
 SWIFT ?= swift
+# One version (docs/versions.md): the VERSION file's, with the git revision
+# of this tree, compiled into every build (swift build through Package.swift,
+# scripts/build-pi) for `wristlink --version`.
+export WRISTLINK_VERSION := $(shell cat VERSION)
+export WRISTLINK_REVISION := $(shell scripts/revision)
 # Tests run on the optimised build: it is what ships, preconditions stay on,
 # and allocation counts only mean something there.
 CONFIG ?= release
@@ -143,7 +149,15 @@ pi-deps:
 # changes, so the suites build in parallel under make -j and later targets
 # find them done.
 PI_SOURCES := $(wildcard Sources/*/*.swift Sources/*/*.c Sources/*/*.h Sources/*/*.modulemap \
-	Sources/*/include/*.h Sources/*/include/*.modulemap) scripts/build-pi
+	Sources/*/include/*.h Sources/*/include/*.modulemap) scripts/build-pi .build/version-info
+
+# The version and revision the binaries compile in, rewritten only when they
+# change, so a new commit rebuilds the Pi binaries even when no source did.
+.build/version-info: FORCE
+	@mkdir -p .build; echo "$(WRISTLINK_VERSION) $(WRISTLINK_REVISION)" | cmp -s - $@ || \
+		echo "$(WRISTLINK_VERSION) $(WRISTLINK_REVISION)" > $@
+.PHONY: FORCE
+FORCE:
 PI_BINARIES := $(PI_SUITES:%=.build/pi-%/wristlink)
 $(PI_BINARIES): .build/pi-%/wristlink: $(PI_SOURCES) .build/embedded-check/stamp | pi-deps
 	@start=$$(date +%s); PI_CORE_OBJ=.build/embedded-check PI_SUITE=$* scripts/build-pi $(PI_MODULES) && \

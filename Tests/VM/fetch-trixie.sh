@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fetches Debian trixie's amd64 kernel (Linux 6.12, what a Pi flashed today
 # runs) for the VM suite on a bookworm host WITHOUT installing anything into
 # the host: a private apt configuration (its own state, cache and sources

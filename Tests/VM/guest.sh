@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs INSIDE the virtme-ng guest (Debian's 6.1 or trixie's 6.12 kernel, host
 # filesystem shared read-only, $OUT shared read-write). Started by run-vm.sh:
 #   guest.sh OUT_DIR FIRMWARE [CASES]

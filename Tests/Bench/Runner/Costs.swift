@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deterministic CPU cost: instructions counted by valgrind's callgrind
 // inside functions with unmangled names (`--toggle-collect=<name>`), so
 // only the measured work is counted, never set-up or warm-up. The main run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The figures of `make bench`. Each prints one line: the figure,
 // then how it was measured. Methods in detail: docs/performance.md.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wristlink-bench: the figures of `make bench`, printed one line
 // each with its method, and written to .build/bench.json. Asserts nothing
 // about time. `--cost KIND` runs one deterministic CPU-cost workload (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds gpio-sim.ko out of tree for a Debian kernel that has no CONFIG_GPIO_SIM
 # (neither bookworm's 6.1 nor trixie's 6.12 has it, nor CONFIG_IRQ_SIM).
 # Used by setup.sh (6.1, the installed headers) and fetch-trixie.sh (6.12, the
