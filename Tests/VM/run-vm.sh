@@ -4,8 +4,10 @@
 # release binary.
 #   run-vm.sh [CASES]        CASES: e.g. 1,2 (default: all)
 # Env: WL_VM_KERNEL: bookworm (default: the host's installed 6.1,
-#      /boot/vmlinuz-KVER) or trixie (6.12 from fetch-trixie.sh, booted from
-#      .build/vm/trixie/root/boot so that vng finds its modules beside it),
+#      /boot/vmlinuz-KVER), trixie (6.12), k618 (trixie-backports' 6.18) or
+#      k7 (trixie-backports' newest 7.x), each from fetch-kernel.sh and
+#      booted from .build/vm/NAME/root/boot so that vng finds its modules
+#      beside it,
 #      VM_CPUS (default 1), VM_MEMORY (default 1G), VM_TIMEOUT (default 590 s,
 #      the hard bound on the whole boot), WL_FIRMWARE (default
 #      .build/release/wristlink), WL_SUITE_TIMEOUT, WL_CONSENT_MS, WL_KEEP=1
@@ -26,9 +28,9 @@ KERNEL="${WL_VM_KERNEL:-bookworm}"
 # KDIR: where the kernel's kver and gpio-sim/ are; guest.sh picks the
 # gpio-sim.ko whose kver is the running kernel's.
 case "$KERNEL" in
-  bookworm) KDIR="$CACHE" ;;
-  trixie)   KDIR="$CACHE/trixie" ;;
-  *) echo "run-vm: WL_VM_KERNEL=$KERNEL: bookworm or trixie" >&2; exit 2 ;;
+  bookworm)        KDIR="$CACHE" ;;
+  trixie|k618|k7)  KDIR="$CACHE/$KERNEL" ;;
+  *) echo "run-vm: WL_VM_KERNEL=$KERNEL: bookworm, trixie, k618 or k7" >&2; exit 2 ;;
 esac
 for f in "$KDIR/kver" "$VENV/bin/vng" "$KDIR/gpio-sim/gpio-sim.ko" "$FIRMWARE"; do
   [ -e "$f" ] || { echo "run-vm: $f missing: run Tests/VM/setup.sh and build the firmware first (make test-vm does both)" >&2; exit 2; }
@@ -36,9 +38,9 @@ done
 KVER="$(cat "$KDIR/kver")"
 case "$KERNEL" in
   bookworm) KIMG="/boot/vmlinuz-$KVER" ;;
-  # Not the .build/vm/trixie/vmlinuz symlink: vng looks for the modules by
+  # Not the .build/vm/NAME/vmlinuz symlink: vng looks for the modules by
   # walking up from the image's path to a directory with lib/modules.
-  trixie)   KIMG="$KDIR/root/boot/vmlinuz-$KVER" ;;
+  *)        KIMG="$KDIR/root/boot/vmlinuz-$KVER" ;;
 esac
 OUT="$CACHE/out/run-$(date +%Y%m%d-%H%M%S)-$KERNEL${WL_VM_TAG:+-$WL_VM_TAG}"
 mkdir -p "$OUT"
