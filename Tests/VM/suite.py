@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import logging
 import os
@@ -91,14 +92,43 @@ def ad_structures(data: bytes) -> list[tuple[int, bytes]]:
     return out
 
 
+def read_available(path: str, offset: int = 0) -> bytes:
+    """The bytes of a file that another process is still writing (btmon's
+    trace, the firmware's events and log, all in the shared results folder),
+    from `offset` to what can be read now. On 6.18 and 7.x the guest's 9p
+    client (netfs) fails a read with ENODATA when it races the writer's
+    append (the file's size already grown, the server's data not yet there);
+    6.1 and 6.12 returned the shorter data. What came before that is
+    returned and the caller reads the rest at its next poll, as after a
+    short read."""
+    chunks = []
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.lseek(fd, offset, os.SEEK_SET)
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except OSError as e:
+                if e.errno != errno.ENODATA:
+                    raise
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
 def monitor_records(path: str) -> list[tuple[int, bytes]]:
     """(monitor opcode, payload) of every record of a btmon (monitor format)
     btsnoop file, in order."""
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_available(path)
     out, i = [], BTSNOOP_HEADER
     while i + 24 <= len(data):
         _, included, flags, _, _ = struct.unpack(">IIIIq", data[i:i + 24])
+        if i + 24 + included > len(data):
+            break   # the record btmon is writing now
         out.append((flags & 0xFFFF, data[i + 24:i + 24 + included]))
         i += 24 + included
     return out
@@ -294,9 +324,7 @@ class Firmware:
 
     def poll(self) -> None:
         try:
-            with open(self.events_path, "rb") as f:
-                f.seek(self._offset)
-                chunk = f.read()
+            chunk = read_available(self.events_path, self._offset)
         except FileNotFoundError:
             return
         self._offset += len(chunk)
@@ -363,8 +391,7 @@ class Firmware:
 
     def log_text(self) -> str:
         try:
-            with open(self.log_path, errors="replace") as f:
-                return f.read()
+            return read_available(self.log_path).decode(errors="replace")
         except FileNotFoundError:
             return ""
 
@@ -490,11 +517,10 @@ class Suite:
                 continue
             start = offsets.get(path, 0)
             rel = os.path.relpath(path, self.args.out).replace("/", "-")
-            with open(path, "rb") as src, open(os.path.join(case_dir, rel), "wb") as dst:
+            with open(os.path.join(case_dir, rel), "wb") as dst:
                 if path.endswith(".btsnoop") and start > BTSNOOP_HEADER:
-                    dst.write(src.read(BTSNOOP_HEADER))
-                src.seek(start)
-                dst.write(src.read())
+                    dst.write(read_available(path)[:BTSNOOP_HEADER])
+                dst.write(read_available(path, start))
         if os.path.exists(self.fw.bonds_path):
             shutil.copy(self.fw.bonds_path, os.path.join(case_dir, "state-bonds"))
 
