@@ -95,12 +95,11 @@ def ad_structures(data: bytes) -> list[tuple[int, bytes]]:
 def read_available(path: str, offset: int = 0) -> bytes:
     """The bytes of a file that another process is still writing (btmon's
     trace, the firmware's events and log, all in the shared results folder),
-    from `offset` to what can be read now. On 6.18 and 7.x the guest's 9p
-    client (netfs) fails a read with ENODATA when it races the writer's
-    append (the file's size already grown, the server's data not yet there);
-    6.1 and 6.12 returned the shorter data. What came before that is
-    returned and the caller reads the rest at its next poll, as after a
-    short read."""
+    from `offset` to what can be read now. On 6.18 the guest's 9p client
+    failed a read of btmon's growing trace with ENODATA (case 1, 2026-12-02:
+    a read racing the writer's append); 6.1 and 6.12 never did. What came
+    before that is returned and the caller reads the rest at its next poll,
+    as after a short read."""
     chunks = []
     fd = os.open(path, os.O_RDONLY)
     try:
