@@ -1,8 +1,14 @@
+# SPDX-License-Identifier: Apache-2.0
 # Wristlink. The two commands that matter: `make run` and `make test`
 # (README). Both install the Debian packages they need first (as root,
 # idempotently) so they work on a fresh machine of this kind.
 
 SWIFT ?= swift
+# One version (docs/versions.md): the VERSION file's, with the git revision
+# of this tree, compiled into every build (swift build through Package.swift,
+# scripts/build-pi) for `wristlink --version`.
+export WRISTLINK_VERSION := $(shell cat VERSION)
+export WRISTLINK_REVISION := $(shell scripts/revision)
 # Tests run on the optimised build: it is what ships, preconditions stay on,
 # and allocation counts only mean something there.
 CONFIG ?= release
@@ -11,7 +17,7 @@ FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-even
 
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
 
-.PHONY: all deps build check test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build test-fuzz clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
+.PHONY: all deps build check test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build test-fuzz bench-deps test-budgets clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
 	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot \
 	image image-raw test-image
 
@@ -36,13 +42,13 @@ build: deps
 # (Tests/VM/run-lanes.sh), with the SD-card image's boot test in QEMU.
 TEST_JOBS ?= 3
 test:
-	@t=$$(date +%s); $(MAKE) --no-print-directory deps pi-deps deb-deps && \
+	@t=$$(date +%s); $(MAKE) --no-print-directory deps pi-deps deb-deps bench-deps && \
 	echo "make test: phase 1 (packages) $$(( $$(date +%s) - t )) s"
 	@t=$$(date +%s); $(MAKE) --no-print-directory -j$(TEST_JOBS) -O test-builds fuzz-build vm-setup && \
 	echo "make test: phase 2 (builds, -j$(TEST_JOBS)) $$(( $$(date +%s) - t )) s"
-	@t=$$(date +%s); $(MAKE) --no-print-directory test-unit test-fuzz embedded-check pi-test test-deb && \
+	@t=$$(date +%s); $(MAKE) --no-print-directory test-unit test-budgets test-fuzz embedded-check pi-test test-deb && \
 	$(MAKE) --no-print-directory image-raw BOARD=pi-zero-2w && \
-	echo "make test: phase 3 (unit tests, short fuzz runs, Pi binaries, packages, the SD-card image) $$(( $$(date +%s) - t )) s"
+	echo "make test: phase 3 (unit tests, instruction budgets, short fuzz runs, Pi binaries, packages, the SD-card image) $$(( $$(date +%s) - t )) s"
 	@t=$$(date +%s); $(MAKE) --no-print-directory test-vm VM_IMAGE="$$(ls -t $(IMAGE_DIR)/wristlink-*-pi-zero-2w.img | head -1)" && \
 	echo "make test: phase 4 (VMs, the image's boot test) $$(( $$(date +%s) - t )) s"
 	@echo "make test: all passed"
@@ -143,7 +149,15 @@ pi-deps:
 # changes, so the suites build in parallel under make -j and later targets
 # find them done.
 PI_SOURCES := $(wildcard Sources/*/*.swift Sources/*/*.c Sources/*/*.h Sources/*/*.modulemap \
-	Sources/*/include/*.h Sources/*/include/*.modulemap) scripts/build-pi
+	Sources/*/include/*.h Sources/*/include/*.modulemap) scripts/build-pi .build/version-info
+
+# The version and revision the binaries compile in, rewritten only when they
+# change, so a new commit rebuilds the Pi binaries even when no source did.
+.build/version-info: FORCE
+	@mkdir -p .build; echo "$(WRISTLINK_VERSION) $(WRISTLINK_REVISION)" | cmp -s - $@ || \
+		echo "$(WRISTLINK_VERSION) $(WRISTLINK_REVISION)" > $@
+.PHONY: FORCE
+FORCE:
 PI_BINARIES := $(PI_SUITES:%=.build/pi-%/wristlink)
 $(PI_BINARIES): .build/pi-%/wristlink: $(PI_SOURCES) .build/embedded-check/stamp | pi-deps
 	@start=$$(date +%s); PI_CORE_OBJ=.build/embedded-check PI_SUITE=$* scripts/build-pi $(PI_MODULES) && \
@@ -312,7 +326,15 @@ soak: deps
 # .build/bench.json. Not part of `make test`: it asserts nothing about time.
 # Instruction counts need valgrind (callgrind); strip (binutils) makes the
 # copy valgrind 3.19 can read.
-bench: deps
-	@scripts/ensure-packages valgrind
+bench: deps bench-deps
 	$(SWIFT) build -c release
 	.build/release/wristlink-bench --root . --json .build/bench.json
+
+bench-deps:
+	@scripts/ensure-packages valgrind
+
+# Part of `make test`: the deterministic figures (instructions per
+# Notification Source event and per Data Source byte, callgrind) against
+# the budgets in Tests/Bench/budgets.txt; over budget fails with the figure.
+test-budgets: bench-deps build-tests
+	@.build/$(CONFIG)/wristlink-bench --root . --instructions-only --budgets Tests/Bench/budgets.txt

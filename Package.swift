@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+// SPDX-License-Identifier: Apache-2.0
 // Wristlink: an ANCS Notification Consumer for a Raspberry-Pi-class wearable.
 // Layout and the direction of imports: docs/architecture.md.
 import PackageDescription
@@ -43,6 +44,30 @@ func libgpiodMajor() -> Int {
 }
 let gpiod: [SwiftSetting] = libgpiodMajor() >= 2 ? [.define("GPIOD2")] : []
 
+// What `wristlink --version` says (docs/versions.md): the version is the
+// VERSION file's, the git revision the one the Makefile passes in
+// WRISTLINK_REVISION (scripts/version-info); without it (a bare
+// `swift build`, a tree without git) the revision is "unknown". Both are C
+// string definitions of CBuildInfo alone, so a new revision recompiles one
+// C file. An environment variable, not a file the manifest reads, because
+// SwiftPM evaluates the manifest again when its environment changes.
+func releaseVersion() -> String {
+    if let forced = Context.environment["WRISTLINK_VERSION"], !forced.isEmpty { return forced }
+    #if canImport(Foundation)
+    let path = Context.packageDirectory + "/VERSION"
+    if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+        let version = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !version.isEmpty { return version }
+    }
+    #endif
+    return "unknown"
+}
+let revision = Context.environment["WRISTLINK_REVISION"].flatMap { $0.isEmpty ? nil : $0 } ?? "unknown"
+let buildInfo: [CSetting] = [
+    .define("WRISTLINK_VERSION", to: "\"\(releaseVersion())\""),
+    .define("WRISTLINK_REVISION", to: "\"\(revision)\""),
+]
+
 var targets: [Target] = [
     .target(name: "Bounded", swiftSettings: core),
     .target(name: "ANCS", dependencies: ["Bounded"], swiftSettings: core),
@@ -53,9 +78,10 @@ var targets: [Target] = [
     .target(name: "Platform", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Firmware", dependencies: ["AMS", "CTS", "ANCS", "ATT", "GATT", "Feedback", "Mgmt", "Config", "Platform", "Bounded"], swiftSettings: core),
     .target(name: "CLinux"),
+    .target(name: "CBuildInfo", cSettings: buildInfo),
     .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
     .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
-    .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux", "CBlueZ", "CGPIOD", "Config"], swiftSettings: core + gpiod),
+    .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux", "CBuildInfo", "CBlueZ", "CGPIOD", "Config"], swiftSettings: core + gpiod),
     .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Mgmt", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Config", dependencies: ["Bounded", "Feedback", "ANCS", "AMS", "CTS"], swiftSettings: core),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs Wristlink on a Raspberry Pi without the Debian package (run as
 # root on the Pi, from an unpacked release tarball or a checkout with a
 # built binary). The package (`make deb`, then `apt install

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Apple Media Service, Media Remote side (the wearable), sans-IO: the
 // values the phone notifies and the bytes we write, nothing else. The
 // phone (the Media Source) exposes three characteristics (docs/ams.md):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ANCS: the Apple Notification Center Service, Notification Consumer side,
 // as byte-level, sans-IO state (Apple's ANCS specification; the facts we rely
 // on are in docs/ancs.md).

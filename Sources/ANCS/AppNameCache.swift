@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // App display names for the session: a fixed-capacity, least-recently-used
 // cache keyed by app identifier, so each app's name is asked for at most
 // once per session while it stays among the `capacity` most recently used.

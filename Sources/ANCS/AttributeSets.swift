@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which attributes a request asks for, and how many bytes of each we keep.
 //
 // A request is a set, not a list: there are only eight notification

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every ANCS constant as a type. Reserved values that the spec says to keep
 // (EventFlags bits, CategoryID values) are preserved, not rejected.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Control Point commands and their encoding.
 //
 // The caller passes `maxLength`, the most its transport can write: ATT

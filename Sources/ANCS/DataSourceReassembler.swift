@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Data Source response reassembly: a resumable, byte-at-a-time state machine
 // (after Nordic's ancs_attr_parser, with the checks it lacks).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Notification Source: exactly 8 bytes,
 // EventID(1) EventFlags(1) CategoryID(1) CategoryCount(1) NotificationUID(4).
 

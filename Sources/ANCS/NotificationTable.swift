@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The notifications of the current session, with a fixed capacity, and the
 // phone's count of notifications per category.
 //

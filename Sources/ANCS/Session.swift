@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One ANCS session as the Notification Consumer sees it (docs/ancs.md,
 // "Sessions" and "Control Point commands").
 //

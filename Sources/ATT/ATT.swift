@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ATT: the Attribute Protocol (Bluetooth Core v5.x, Vol 3 Part F), sans-IO.
 //
 // Design (after BlueZ src/shared/att.c and NimBLE's ble_att_*): the wire

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attribute types: 16-bit UUIDs (SIG-assigned) and 128-bit UUIDs. A 128-bit
 // UUID built on the Bluetooth Base UUID equals its 16-bit form.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ATT bearer's rules, sans-IO (Core Vol 3 Part F 3.3).
 //
 // Outgoing: one request outstanding; later requests wait in a fixed queue

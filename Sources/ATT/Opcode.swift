@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ATT opcodes and error codes (Core Vol 3 Part F 3.4.1, 3.4.8).
 
 public enum ATTOpcode {

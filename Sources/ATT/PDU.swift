@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decoding one ATT PDU. Variable-length parts are ranges into the bytes that
 // were decoded; the caller reads them from the same span within the same
 // call. Lengths are checked against the PDU layouts of Core Vol 3 Part F 3.4;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Encoding ATT PDUs into a caller's buffer, bounded by the ATT MTU. A PDU
 // that would exceed the MTU is an error for requests and commands; for
 // responses that carry a value, the value is cut at MTU − 1 as the spec

@@ -1,5 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line: `wristlink run | phone | sim | forget | lines-off |
-// doctor | test-board | help`. Parsing is by
+// doctor | test-board | version | help` (`phone` and `sim` in the host
+// build only). Parsing is by
 // hand (no outside packages); every bad flag or file gives one clear line on
 // stderr and a documented exit code. Arguments compare as UTF-8 bytes
 // (`utf8Equals`): `String`'s `==`, hashing and Character indexing would link
@@ -8,6 +10,8 @@
 import Bounded
 import PlatformLinux
 
+/// Exit codes, from the LSB table systemd reads (`systemctl status` shows
+/// 5 as `5/NOTINSTALLED` and 6 as `6/NOTCONFIGURED`; docs/versions.md).
 public enum ExitCode {
     /// Stopped by SIGINT/SIGTERM, or finished.
     public static let ok: Int32 = 0
@@ -15,11 +19,11 @@ public enum ExitCode {
     public static let failure: Int32 = 1
     /// Bad command line.
     public static let usage: Int32 = 2
-    /// Bad board, policy or scenario file.
-    public static let config: Int32 = 3
     /// The hardware or an OS resource could not be set up (a GPIO line, a
-    /// socket, the Bluetooth controller).
-    public static let setup: Int32 = 4
+    /// socket, the Bluetooth controller): LSB's "program is not installed".
+    public static let setup: Int32 = 5
+    /// Bad board, policy or scenario file: LSB's "program is not configured".
+    public static let config: Int32 = 6
 }
 
 public struct UsageError: Error {
@@ -75,67 +79,122 @@ struct Arguments {
     static func list(_ names: some Sequence<String>, has name: String) -> Bool { names.contains { $0.utf8Equals(name) } }
 }
 
+/// A command that one build adds to the firmware's (the host build's
+/// simulator: `phone`, `sim`).
+public struct ExtraCommand {
+    public let name: String
+    /// Its line under COMMANDS in `wristlink help`.
+    public let summary: String
+    public let usage: String
+    public let main: (ArraySlice<String>) -> Int32
+
+    public init(name: String, summary: String, usage: String, main: @escaping (ArraySlice<String>) -> Int32) {
+        self.name = name
+        self.summary = summary
+        self.usage = usage
+        self.main = main
+    }
+}
+
 public enum CLI {
-    public static let usage = """
-        wristlink: ANCS notification firmware for a Raspberry-Pi-class wearable
+    /// `wristlink help`: the commands of this build (`extra` after `run`).
+    public static func usage(extra: [ExtraCommand]) -> String {
+        var commands = "  run      the firmware (daemon): talks to the iPhone, drives LEDs and the motor\n"
+        for command in extra { commands += "  " + command.summary + "\n" }
+        return """
+            wristlink: ANCS notification firmware for a Raspberry-Pi-class wearable
 
-        USAGE: wristlink <command> [options]
+            USAGE: wristlink <command> [options]
 
-        COMMANDS:
-          run      the firmware (daemon): talks to the iPhone, drives LEDs and the motor
-          phone    a simulated iPhone (ANCS Notification Provider) for run --link unix (host build)
-          sim      run + phone + a simulated board in this terminal (host build; what `make run` starts)
-          forget   remove the stored bonds
-          lines-off  every output of a board off (for systemd after a crash)
-          doctor   checks what the firmware needs, one ok/FAIL line each (read-only, beside the service)
-          test-board  a wiring test: each output lit in turn, each button pressed (service stopped)
-          help     this text, or `wristlink help <command>`
+            COMMANDS:
+            \(commands)  forget   remove the stored bonds
+              lines-off  every output of a board off (for systemd after a crash)
+              doctor   checks what the firmware needs, one ok/FAIL line each (read-only, beside the service)
+              test-board  a wiring test: each output lit in turn, each button pressed (service stopped)
+              version  the version, git revision, libgpiod API and licence, on one line (also --version)
+              help     this text, or `wristlink help <command>`
 
-        EXIT CODES: 0 stopped cleanly, 1 runtime failure, 2 bad command line,
-                    3 bad board/policy/scenario file, 4 hardware or OS setup failed
+            EXIT CODES: 0 stopped cleanly, 1 runtime failure, 2 bad command line,
+                        5 hardware or OS set-up failed (systemd: NOTINSTALLED),
+                        6 bad board/policy/scenario file (systemd: NOTCONFIGURED)
+            """
+    }
+
+    /// The host build's simulator commands. The Pi binary passes none, so
+    /// PhoneSim's code drops out of it at link time (docs/pi-build.md).
+    public static var simulatorCommands: [ExtraCommand] {
+        [
+            ExtraCommand(
+                name: "phone", summary: "phone    a simulated iPhone (ANCS Notification Provider) for run --link unix",
+                usage: PhoneCommand.usage, main: PhoneCommand.main),
+            ExtraCommand(
+                name: "sim", summary: "sim      run + phone + a simulated board in this terminal (what `make run` starts)",
+                usage: SimCommand.usage, main: SimCommand.main),
+        ]
+    }
+
+    static let versionUsage = """
+        USAGE: wristlink version   (or wristlink --version)
+
+          Prints one line: the version, the git revision the binary was built from ("unknown" for a
+          build made without git), the libgpiod API it was built for and the licence, e.g.
+            wristlink 0.1.0 (git 0123456789ab, libgpiod 2 API), licence Apache-2.0
+          The same line opens the log of `wristlink run` and the report of `wristlink doctor`.
         """
 
-    /// Runs the command in `arguments`. `extra` handles commands this
-    /// build adds (the simulator's `phone` and `sim` on the host) and
-    /// returns nil for the ones it does not know.
-    public static func main(_ arguments: [String], extra: (String, ArraySlice<String>) -> Int32?) -> Int32 {
+    /// Runs the command in `arguments`; `extra` are the commands this build
+    /// adds. A usage error (no command, an unknown one) goes to stderr with
+    /// exit code 2; asked-for help to stdout with 0.
+    public static func main(_ arguments: [String], extra: [ExtraCommand] = []) -> Int32 {
         let args = arguments.dropFirst()
         guard let command = args.first else {
-            print(usage)
+            ProcessControl.writeError(usage(extra: extra) + "\n")
             return ExitCode.usage
         }
         let rest = args.dropFirst()
-        if Arguments.list(rest, has: "--help") || Arguments.list(rest, has: "-h") { return help(command) }
+        if Arguments.list(rest, has: "--help") || Arguments.list(rest, has: "-h") { return help(command, extra: extra) }
         if command.utf8Equals("run") { return RunCommand.main(rest) }
         if command.utf8Equals("forget") { return ForgetCommand.main(rest) }
         if command.utf8Equals("lines-off") { return LinesOffCommand.main(rest) }
         if command.utf8Equals("doctor") { return DoctorCommand.main(rest) }
         if command.utf8Equals("test-board") { return TestBoardCommand.main(rest) }
-        if Arguments.list(["help", "--help", "-h"], has: command) { return help(rest.first ?? "") }
-        if let status = extra(command, rest) { return status }
+        if Arguments.list(["version", "--version"], has: command) { return version(rest) }
+        if Arguments.list(["help", "--help", "-h"], has: command) { return help(rest.first ?? "", extra: extra) }
+        for c in extra where c.name.utf8Equals(command) { return c.main(rest) }
         Log.error("unknown command '\(command)' (try: wristlink help)")
         return ExitCode.usage
     }
 
-    static func help(_ command: String) -> Int32 {
-        if command.utf8Equals("run") {
-            print(RunCommand.usage)
-        } else if command.utf8Equals("phone") {
-            print(PhoneCommand.usage)
-        } else if command.utf8Equals("sim") {
-            print(SimCommand.usage)
-        } else if command.utf8Equals("forget") {
-            print(ForgetCommand.usage)
-        } else if command.utf8Equals("lines-off") {
-            print(LinesOffCommand.usage)
-        } else if command.utf8Equals("doctor") {
-            print(DoctorCommand.usage)
-        } else if command.utf8Equals("test-board") {
-            print(TestBoardCommand.usage)
-        } else {
-            print(usage)
-        }
+    static func version(_ args: ArraySlice<String>) -> Int32 {
+        if let unexpected = args.first { return fail(UsageError("unexpected argument '\(unexpected)'"), command: "version") }
+        print(BuildInfo.line)
         return ExitCode.ok
+    }
+
+    /// The usage of `command` (all commands for ""), on stdout; an unknown
+    /// command is a usage error.
+    static func help(_ command: String, extra: [ExtraCommand]) -> Int32 {
+        if let text = usage(of: command, extra: extra) {
+            print(text)
+            return ExitCode.ok
+        }
+        Log.error("no command '\(command)' in this build (see wristlink help)")
+        return ExitCode.usage
+    }
+
+    /// The help text of `command` ("": the list of commands), or nil when
+    /// this build has no such command.
+    static func usage(of command: String, extra: [ExtraCommand]) -> String? {
+        if command.isEmpty { return usage(extra: extra) }
+        if command.utf8Equals("run") { return RunCommand.usage }
+        if command.utf8Equals("forget") { return ForgetCommand.usage }
+        if command.utf8Equals("lines-off") { return LinesOffCommand.usage }
+        if command.utf8Equals("doctor") { return DoctorCommand.usage }
+        if command.utf8Equals("test-board") { return TestBoardCommand.usage }
+        if Arguments.list(["version", "--version"], has: command) { return versionUsage }
+        if Arguments.list(["help", "--help", "-h"], has: command) { return usage(extra: extra) }
+        for c in extra where c.name.utf8Equals(command) { return c.usage }
+        return nil
     }
 
     /// Reports a usage error and returns its exit code.

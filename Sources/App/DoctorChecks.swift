@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wristlink doctor`'s judgement, sans-IO: the facts DoctorCommand collected
 // (systemd units, processes, the controller, the board's lines, the state
 // directory, the system) in, one line per check and the exit status out.
@@ -302,12 +303,12 @@ public enum Doctor {
     }
 
     static func exitMeaning(_ status: String) -> String {
-        switch Int(status) ?? -1 {
+        switch Int32(status) ?? -1 {
         case 0: return ""
         case 1: return " (a failure while running)"
         case 2: return " (bad command line)"
-        case 3: return " (bad board or policy file)"
-        case 4: return " (GPIO lines or Bluetooth could not be set up)"
+        case ExitCode.setup: return " (GPIO lines or Bluetooth could not be set up)"
+        case ExitCode.config: return " (bad board or policy file)"
         default: return ""
         }
     }

@@ -1,7 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wristlink doctor`: collects what DoctorChecks judges, through
 // PlatformLinux's read-only probes (systemctl, /proc, stat, GPIO line
 // information, the management interface's Read Controller Index List and
-// Read Controller Information), and prints one line per check. It never
+// Read Controller Information), and prints one line per check after the
+// version line (BuildInfo). It never
 // requests a line another process holds and reads a button's level only
 // when the service is not running, so it can run beside the service.
 
@@ -14,7 +16,8 @@ public enum DoctorCommand {
     public static let usage = """
         USAGE: wristlink doctor [--board FILE] [--policy FILE] [--state-dir DIR] [--gpio chip|sim]
 
-          Checks what the firmware needs, one line per check (docs/doctor.md):
+          Checks what the firmware needs, one line per check (docs/doctor.md), after the version line
+          (as `wristlink version` prints it):
             ok   <what>: <what is so>
             FAIL <what>: <what is wrong> — <the fix>
             skip <what>: <why it was not checked>   (no systemctl: a container, a test)
@@ -57,6 +60,7 @@ public enum DoctorCommand {
     public static func main(_ args: ArraySlice<String>) -> Int32 {
         let options: Options
         do { options = try parse(args) } catch { return CLI.fail(error, command: "doctor") }
+        print(BuildInfo.line)
         let checks = Doctor.checks(collect(options))
         for check in checks { print(check.text) }
         return Doctor.exitStatus(checks)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The words of the events stream and the log for the core's typed reasons
 // and results. The core reports enums; this is the one place they become
 // text, and the text is the stream's contract (docs/events.md): scripts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small commands around the daemon: forgetting bonds and turning the
 // outputs off from outside (systemd's ExecStopPost, after a crash).
 

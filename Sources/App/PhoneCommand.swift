@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wristlink phone`: the simulated iPhone (PhoneSim) on a UNIX SOCK_SEQPACKET
 // link to `wristlink run --link unix:PATH`. A scenario file runs first; lines
 // typed on stdin are scenario commands too (that is how `wristlink sim`
@@ -19,7 +20,7 @@ public enum PhoneCommand {
           --scenario FILE  commands to play (docs/scenarios.md); stdin takes the same commands
           --no-security    never answer Insufficient Authentication
           --mtu N          the largest ATT MTU the phone agrees to, 23-517 (default 185)
-        Exit: 0 after `quit` or SIGINT/SIGTERM, 1 when a scenario step failed, 3 bad scenario, 4 cannot connect.
+        Exit: 0 after `quit` or SIGINT/SIGTERM, 1 when a scenario step failed, 6 bad scenario, 5 cannot connect.
         """
 
     public static func main(_ args: ArraySlice<String>) -> Int32 {

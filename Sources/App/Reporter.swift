@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The event sink of the daemon: the JSON Lines events stream (--events, opt
 // in, may contain notification contents) and the log on stderr. Both are
 // formatted into fixed buffers, so reporting allocates nothing. At the
@@ -5,7 +6,9 @@
 // messages are logged only at debug.
 //
 // Events stream: one object per line, each with `t_ms` (monotonic ms since
-// start) and `kind` (docs/events.md lists every kind and field).
+// start) and `kind` (docs/events.md lists every kind and field). The first
+// line is the hello event: the firmware's version and `events_format`, the
+// stream's own version, which a consumer checks before it reads on.
 
 import AMS
 import ANCS
@@ -17,6 +20,10 @@ import Mgmt
 import PlatformLinux
 
 public struct Reporter: ~Copyable, EventSink {
+    /// The events stream's format (docs/events.md, "Versions"): raised when
+    /// a kind or field changes meaning or goes away, not when one is added.
+    public static let eventsFormat: Int64 = 1
+
     private let outputNames: [String]
     private let buttonNames: [String]
     private let start: Instant
@@ -33,6 +40,17 @@ public struct Reporter: ~Copyable, EventSink {
         json = ByteBuffer(capacity: 4096)
         log = ByteBuffer(capacity: 512)
         drops = DropCounts()
+        hello()
+    }
+
+    /// The stream's first line: what wrote it and in which format.
+    private mutating func hello() {
+        guard hasEvents else { return }
+        begin("hello", now: start)
+        field("version", string: BuildInfo.version)
+        field("revision", string: BuildInfo.revision)
+        field("events_format", Self.eventsFormat)
+        finish()
     }
 
     public var hasEvents: Bool { events != nil }

@@ -1,4 +1,6 @@
-// `wristlink run`: the firmware daemon.
+// SPDX-License-Identifier: Apache-2.0
+// `wristlink run`: the firmware daemon. Its log opens with the version line
+// (BuildInfo), its events stream with the hello event (Reporter).
 
 import Bounded
 import Config
@@ -21,8 +23,10 @@ public enum RunCommand {
           --gpio chip          real GPIO lines through libgpiod, as the board file names them (default)
           --gpio sim           simulated lines: press buttons on stdin with `press <button> <ms>`;
                                line changes appear in the events stream
-          --board FILE         pin map (default with --gpio sim: board/sim/board.conf)
-          --policy FILE        what alerts look like and what buttons do (default: board/policy.conf)
+          --board FILE         pin map (default /etc/wristlink/board.conf; with --gpio sim:
+                               board/sim/board.conf)
+          --policy FILE        what alerts look like and what buttons do (default
+                               /etc/wristlink/policy.conf; with --gpio sim: board/policy.conf)
           --fallback-board FILE, --fallback-policy FILE
                                the shipped defaults, used when --board or --policy is missing or has an
                                error (or the board's lines cannot be had): each error is logged with its
@@ -57,8 +61,8 @@ public enum RunCommand {
     struct Options {
         var link = LinkChoice.bluez(index: 0)
         var simulatedGPIO = false
-        var boardPath: String? = nil
-        var policyPath = "board/policy.conf"
+        var boardPath = "/etc/wristlink/board.conf"
+        var policyPath = "/etc/wristlink/policy.conf"
         var fallbackBoardPath: String? = nil
         var fallbackPolicyPath: String? = nil
         var eventsPath: String? = nil
@@ -94,9 +98,10 @@ public enum RunCommand {
         if let gpio = a.value("--gpio"), !gpio.utf8Equals("chip") {
             guard gpio.utf8Equals("sim") else { throw UsageError("--gpio must be chip or sim (got '\(gpio)')") }
             o.simulatedGPIO = true
+            o.boardPath = "board/sim/board.conf"
+            o.policyPath = "board/policy.conf"
         }
-        o.boardPath = a.value("--board") ?? (o.simulatedGPIO ? "board/sim/board.conf" : nil)
-        if o.boardPath == nil { throw UsageError("--gpio chip needs --board FILE (the pin map of your board)") }
+        if let p = a.value("--board") { o.boardPath = p }
         if let p = a.value("--policy") { o.policyPath = p }
         o.fallbackBoardPath = a.value("--fallback-board")
         o.fallbackPolicyPath = a.value("--fallback-policy")
@@ -128,6 +133,7 @@ public enum RunCommand {
     public static func main(_ args: ArraySlice<String>) -> Int32 {
         let options: Options
         do { options = try parse(args) } catch { return CLI.fail(error, command: "run") }
+        Log.notice(BuildInfo.line)
         let board: BoardConfig
         let policy: PolicyConfig
         var settingsError = false
@@ -145,7 +151,7 @@ public enum RunCommand {
             Log.notice("--gpio sim with the board \(board.name): its line names are used, its pins are not")
         }
         if !options.simulatedGPIO && board.simulated {
-            Log.error("\(options.boardPath!) is a simulated board (chip sim); use --gpio sim, or a board file for real lines")
+            Log.error("\(options.boardPath) is a simulated board (chip sim); use --gpio sim, or a board file for real lines")
             return ExitCode.usage
         }
         var config = WearableConfig(board: board, policy: policy)
@@ -263,7 +269,7 @@ enum BondLoading {
 
 extension RunCommand.Options {
     var paths: ConfigFiles.Paths {
-        ConfigFiles.Paths(board: boardPath!, policy: policyPath, fallbackBoard: fallbackBoardPath, fallbackPolicy: fallbackPolicyPath)
+        ConfigFiles.Paths(board: boardPath, policy: policyPath, fallbackBoard: fallbackBoardPath, fallbackPolicy: fallbackPolicyPath)
     }
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wristlink sim`: the whole product in one terminal. It starts the firmware
 // (`wristlink run --link unix:... --gpio sim --events -`) and the simulated
 // phone (`wristlink phone --connect unix:...`) as child processes, draws the

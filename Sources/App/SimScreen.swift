@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `wristlink sim` draws: the board (LEDs in colour, the motor), the
 // session state, and the latest events, rebuilt from the firmware's JSON
 // events stream and the phone's console lines.

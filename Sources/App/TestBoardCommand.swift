@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wristlink test-board`: a wiring test for whoever just soldered the LEDs,
 // the motor and the buttons. Each output is lit for `--on-ms` in turn, then
 // each button is asked for in turn and its press and release watched,
@@ -35,7 +36,7 @@ public enum TestBoardCommand {
 
         Exit status: 0 every button was seen pressed and released, 1 a button was not (or the
         service is running, a line is held, or the test was interrupted), 2 bad command line,
-        3 bad board file, 4 the lines could not be set up.
+        6 bad board file, 5 the lines could not be set up.
         """
 
     struct Options {

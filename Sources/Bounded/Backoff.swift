@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A doubling retry delay, the one rule every bounded retry in the firmware
 // follows: the first failure waits `firstMs`, each further one twice the
 // last, never more than `maxMs`; a success resets it. A value, so the owner

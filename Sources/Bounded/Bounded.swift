@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bounded: the storage and time vocabulary every other module builds on.
 //
 // Design: every container here gets its capacity once, at initialisation,

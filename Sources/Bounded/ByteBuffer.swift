@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A byte buffer with a capacity fixed at initialisation: the place encoders
 // write PDUs and commands into. Writing past the capacity is refused (the
 // caller gets `false` and decides); it never grows.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The mistakes found in one text file (the board and policy files, the bond
 // file): every one up to a bound, so a wearer fixes a file in one go rather
 // than one error per restart.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An ordered array with a capacity fixed at initialisation.
 //
 // For tables that need removal from the middle (the notification table, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A short byte string stored inline in a value (no heap): app identifiers,
 // display names, line names. The capacity is part of the type; `count` says
 // how much is used. Longer input is truncated and flagged, never grown.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Monotonic time for the sans-IO core. The platform reads its monotonic
 // clock and hands the core an `Instant`; the core never reads a clock.
 // Components answer "when do you next need to run?" with an `Instant?`

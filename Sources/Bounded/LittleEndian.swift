@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Little-endian reads from byte spans: every multi-byte number in ATT, GATT,
 // ANCS and the Bluetooth management interface is little-endian.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fixed name from the program text (an event kind, a drop reason): no
 // allocation, usable in Embedded Swift, comparable in tests.
 

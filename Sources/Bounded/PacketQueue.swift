@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A first-in first-out queue of whole packets (ATT PDUs, mgmt commands) in
 // fixed slots: `capacity` slots of `slotBytes` each, allocated once. Pushing
 // into a full queue is refused and counted; the caller decides what that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A first-in first-out queue with a capacity fixed at initialisation.
 //
 // Storage is allocated once in `init`. `push` never allocates: when the ring

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Comparing received bytes with configured text (policy rules) without
 // allocating, and Strings by their UTF-8 bytes (no Unicode tables).
 

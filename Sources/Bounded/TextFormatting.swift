@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Formatting text into a fixed buffer without allocating: log lines and the
 // JSON events stream are built here. Output that does not fit is cut (the
 // buffer refuses bytes past its capacity) and the append returns false.

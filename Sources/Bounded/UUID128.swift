@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A 128-bit Bluetooth UUID held in wire order (little-endian: the reverse of
 // the text form), so comparing with bytes off the air needs no conversion.
 

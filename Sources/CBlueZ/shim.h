@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BlueZ's kernel-interface headers (Debian libbluetooth-dev) for the L2CAP
 // ATT socket and the management socket, plus inline stand-ins for the macros
 // Swift cannot import (compound literals, htobs).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libgpiod for GPIODLines in PlatformLinux: whichever <gpiod.h> the build
 // puts on the include path, 1.6 (Debian 12 libgpiod-dev 1.6.3, uAPI v1,
 // GPIODLines.swift) or 2.x (Debian 13 libgpiod-dev 2.2.1, uAPI v2,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Current Time Service, client side, sans-IO: the phone is the wearable's
 // clock. A Pi has no real-time clock and a worn one no network; the
 // iPhone offers CTS (docs/cts.md) with its local time and time zone. This

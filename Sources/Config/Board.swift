@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The board file: which GPIO line each output (LED, motor) and button is on,
 // how it is wired (active-low, pull resistor), and the button timing. The
 // firmware refers to outputs and buttons by their index in `outputs` and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Config: the two text files that say what the wearable is wired to (the
 // board file) and how it should behave (the policy file). Syntax, defaults
 // and every check: docs/config.md.

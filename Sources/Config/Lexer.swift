@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lines to words. A word is text between spaces or tabs; `key=value` splits
 // at the first `=` outside quotes; double quotes keep spaces, `#` and `=`
 // (with `\"` and `\\` inside them); `#` outside quotes starts a comment.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy: named patterns, what each notification category plays on which
 // output, rules that override it for an app, a title or a category, the
 // unread indicator, what the buttons do (ANCS actions, silencing a ring,

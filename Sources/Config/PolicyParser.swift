@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy file parser. Lines are taken one at a time (patterns first, so
 // any line may use a pattern defined further down), each throwing its own
 // mistake (the caller collects them and goes on); checks that need the

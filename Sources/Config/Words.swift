@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Value parsers shared by the board and policy parsers: numbers, yes/no,
 // names, times of day. Each takes the line number so its error can point at
 // the line. They read a word's bytes (`Text`); only the messages make

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Button gestures from raw GPIO edges: debounce, then short, long and double
 // presses per button, and one long press of two buttons together (the chord
 // that enters pairing mode).

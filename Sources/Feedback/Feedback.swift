@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Feedback: what the wearer feels and presses. LED and vibration patterns on
 // on/off output lines, and gestures from debounced button edges.
 //

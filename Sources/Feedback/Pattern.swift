@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A feedback pattern: a short list of on/off steps, played a number of times
 // or until stopped, optionally holding a final level afterwards.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who a pattern plays for. A notification's patterns are owned by its UID;
 // the wearable's own indications each have their own case. Separate cases,
 // not reserved numbers in the UID space: a phone may send any 32-bit UID, and

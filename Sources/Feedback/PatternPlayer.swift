@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plays patterns on N on/off outputs (LEDs, the vibration motor), several
 // owners competing for each output by priority.
 //

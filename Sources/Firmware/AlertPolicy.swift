@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The alert policy: what the wearer sees and feels for each notification,
 // and the wearable's own indications, on the pattern player it owns. Fed
 // the link's events by WearableCore (which reports them first); reads the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a press means. The gesture recogniser (Feedback.ButtonGestures)
 // turns edges into gestures; this turns each gesture into a route, which
 // WearableCore carries out:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phone's other services beside ANCS, as one client procedure run on
 // the live link: the Apple Media Service (docs/ams.md) for the media
 // buttons, and the Current Time Service (docs/cts.md), which makes the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Bluetooth controller as the wearable owns it (no bluetoothd): set-up
 // and advertising through the management interface, pairing mode, the
 // wearer's consent to a pairing, bonds, and which phones may stay connected.

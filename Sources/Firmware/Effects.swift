@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The effects channel: where what an input causes goes. The runner owns one
 // `Effects` (built once, before the loop) and lends it to every input
 // function of the core (`into effects: inout Effects<S>`), so an event

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Firmware: the wearable, sans-IO, and the loop that runs it on a platform.
 //
 // `WearableCore` owns everything the wearable decides (the phone link with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phone link driven alone, without the policy: a `PhoneLink` with a
 // `LinkEventRecorder` as its handler and a sink that keeps nothing, behind
 // the link's own inputs. For tests, the fuzzer and measurements that look

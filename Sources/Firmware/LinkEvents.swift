@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the phone link reports and asks for, as values: its state, its
 // events, its requests to the platform, and the typed reasons inside them.
 // Reasons and results are enums so the policy can switch over them

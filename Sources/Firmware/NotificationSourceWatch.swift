@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two clocks on a live link's Notification Source: the keep-alive
 // probe after `keepAliveQuietMs` without traffic or a probe's answer, and
 // the resubscription after `resubscribeQuietMs` without traffic (a probe's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The link to the phone: ATT bearer, our GATT server, discovery of the
 // phone's services, and the ANCS session, as one sans-IO state machine.
 // `Phase` is the procedure under way with its data; the GATT client

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // "Phone left behind": the bonded phone's link dropped and it did not come
 // back within the policy's `phone-lost-ms`. Reported once when that time
 // runs out, and once more ("back") when the phone connects again. A value

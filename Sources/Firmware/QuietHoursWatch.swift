@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether quiet hours are on, by the phone's clock (CTS), and when that
 // next changes. The policy's `quiet` lines are daily windows of the
 // phone's local time; the wearable has no clock of its own, so while the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The loop: one platform, one core, one effects channel (with the sink).
 // Each step waits until the core's next deadline or an input, takes a
 // bounded number of link inputs and button inputs, advances timers, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // At most one security raise at a time, and on a bonded link not before
 // the phone has had its chance to encrypt by itself. A value type with the
 // link's other timers' shape: inputs say what happened, `deadline` says

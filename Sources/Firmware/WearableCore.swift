@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The wearable as one sans-IO value: the phone link, and around it what the
 // wearer sees, feels and presses (policy, patterns, buttons). Inputs come
 // from the runner with its `Effects`: events go to the sink as they happen

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ATT server's answers to discovery and read requests, for any
 // attribute database (Core Vol 3 Part F 3.4, Part G 3): the wearable's own
 // (`GATTServer`) and the simulated iPhone's (`PhoneDatabase`) both describe

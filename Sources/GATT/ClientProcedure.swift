@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shape every GATT client procedure here shares (after NimBLE's
 // procedure table): the procedure writes its next request into the caller's
 // buffer, the caller sends it, and the response to it is handed back to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GATT: the Generic Attribute Profile procedures ANCS needs (Core Vol 3
 // Part G), sans-IO, on top of the ATT codec.
 //

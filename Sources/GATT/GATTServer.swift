@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The database the phone discovers on the wearable, and the answers to every
 // ATT request against it (Core Vol 3 Part F 3.4, Part G 3).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Write Long Characteristic Values (Core Vol 3 Part G 4.9.4), client side,
 // sans-IO: a value longer than one Write Request carries (MTU − 3) goes as
 // Prepare Write Requests of at most MTU − 5 bytes at increasing offsets,

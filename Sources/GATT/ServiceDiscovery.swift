@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Discovery of one primary service and up to four wanted characteristics
 // with their CCCDs (GATT client procedures: Discover Primary Service by
 // Service UUID, Discover All Characteristics of a Service, Discover All

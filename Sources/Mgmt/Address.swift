@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device addresses and 128-bit keys, held in wire order (least significant
 // byte first) so reading and writing packets needs no conversion. Text forms
 // print the address the way people read it, most significant byte first.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Advertising and scan response data: AD structures (Core Supplement Part A,
 // Length Type Data), the 31-byte legacy limit, and what the kernel writes
 // itself (mgmt-api.txt, "Add Advertising Command" and "Read Advertising

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bonds: what the kernel must be given back at start-up so a paired iPhone
 // can reconnect without pairing again (mgmt-api.txt, "New Long Term Key
 // Event", "New Identity Resolving Key Event", "Load Long Term Keys Command",

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bond state file: the `BondStore` as text, one line per key, so a
 // person can read it and a diff shows what pairing changed. The platform
 // writes it atomically with mode 0600; this file only turns bonds into bytes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Management commands and their encoding (mgmt-api.txt, one section each).
 //
 // `encode` replaces the contents of the caller's buffer with one complete

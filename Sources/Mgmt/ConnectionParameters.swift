@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LE connection parameters the wearable states for itself, and Apple's rules
 // for them (Accessory Design Guidelines, Bluetooth LE chapter, "Connection
 // Parameters"): the accessory is responsible for its parameters and should

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every management-interface number this module uses, as a type. Values the
 // kernel may send that we do not name (newer statuses, settings bits, key
 // types) are kept in `rawValue`, never rejected for being unknown.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The start-up sequence that turns a controller into an ANCS peripheral, and
 // the advertising cadence after it, as a sans-IO state machine: it writes
 // the next command into the caller's buffer, consumes Command Complete /

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Management events and their decoding (mgmt-api.txt, "Command Complete
 // Event" onwards).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Mgmt: the Linux kernel's Bluetooth management interface (BlueZ
 // doc/mgmt-api.txt), the part of it Wristlink needs to own an LE controller
 // with bluetoothd not running, as sans-IO bytes and state.

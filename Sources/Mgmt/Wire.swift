@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Byte helpers the management encoders and the bond file share: 64-bit
 // little-endian fields, fixed-width fields, lowercase hex.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phone's Control Point server: every write to the ANCS Control Point,
 // whole (Write Request, Write Command) or long (Prepare Writes, then Execute
 // Write), answered as the phone answers it, with Data Source responses

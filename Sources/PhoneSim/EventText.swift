@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Events and scenario errors as one line of text each, written into a
 // caller's buffer without allocating, so a runner can log them with a single
 // write. The format is `kind key=value ...`, stable enough to grep:

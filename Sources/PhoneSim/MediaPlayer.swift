@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phone's media app as AMS's Media Source (Apple's "Apple Media Service
 // Specification"; docs/ams.md): what plays, the commands it takes, and the
 // notifications its three characteristics owe the wearable (the Media

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phone's notifications: a fixed number, in posting order, each a small
 // header (what Notification Source carries) plus its content in a slot of a
 // pool allocated once. Headers are scanned; contents (about 1 KB each) are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What iOS does on the wearable's own database after connecting, as the
 // phone's GATT client: exchange MTU, list the primary services (Read By
 // Group Type until the end), find the Device Name in Generic Access and read

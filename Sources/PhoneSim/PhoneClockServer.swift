@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phone's clock as a Current Time Service server (CTS v1.1; docs/cts.md):
 // its local time and UTC offset, what Current Time (0x2A2B) and Local Time
 // Information (0x2A0F) read, and the Current Time notification a change

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The simulated iPhone as one sans-IO value: fed ATT PDUs from the wearable,
 // time, and scenario lines; answering with PDUs (its bearer's outbox),
 // `PhoneAction`s for the platform and `PhoneEvent`s for observers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The simulated iPhone's GATT database and its answers to every ATT request
 // (Core Vol 3 Part F 3.4, Part G 3). Handles are fixed so tests read well:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the simulated phone reports: `PhoneEvent`s for observers (tests, the
 // runner's log), `PhoneAction`s the platform must carry out, and the
 // configuration and counters. Events and actions wait in bounded rings; a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PhoneSim: a simulated iPhone, the ANCS Notification Provider, as sans-IO
 // state (Apple's ANCS specification; docs/ancs.md). It stands where an
 // iPhone stands: the ATT server of a database with GAP, GATT (Service

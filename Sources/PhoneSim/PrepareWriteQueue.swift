@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phone's prepared-write queue (Core Vol 3 Part F 3.4.6): the parts of
 // long writes, held per link until Execute Write writes or drops them.
 //

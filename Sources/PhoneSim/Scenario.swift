@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scenario language's values: one `ScenarioCommand` per line, the
 // notification content it carries, and the typed error a bad line gives.
 // Syntax and semantics are documented in PhoneSim.swift; the parser is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing one scenario line into a `ScenarioCommand`, without allocating:
 // the line is tokenised into ranges of the caller's bytes (at most
 // `maxTokens`), values are copied straight into the command's inline

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The queue of scenario lines still to run, kept as text. A script is
 // checked whole when loaded (so a bad line is reported before anything
 // runs) and a typed command when it is entered; each line is parsed again

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scenario runner: the lines still to run (ScenarioProgram.swift), the
 // step that is waiting, and the order of things; the phone carries the
 // commands out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Platform: what the firmware needs from the machine, as a protocol the
 // runner is generic over (no existential boxes). The Linux implementation
 // (poll loop, BlueZ or UNIX link, libgpiod or simulated lines) lives in

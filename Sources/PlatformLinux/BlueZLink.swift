@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phone link on the real kernel: an L2CAP socket bound to the ATT fixed
 // channel (CID 4) with an LE address type, listening for the iPhone (kernel
 // 6.1 facts: Tests/VM/NOTES.md). One read is one PDU, like UnixLink.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A btsnoop trace of every ATT PDU in and out (--trace FILE), as HCI ACL
 // packets carrying L2CAP on the ATT fixed channel (CID 4), so Wireshark,
 // tshark and btmon open it. Format: "btsnoop\0", version 1, datalink 1002

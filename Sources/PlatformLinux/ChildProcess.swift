@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Child processes for the simulator (`wristlink sim` runs the firmware and
 // the simulated phone as children and reads the firmware's events stream)
 // and for end-to-end tests. posix_spawn with pipes; nothing here is used by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads newline-terminated commands from a descriptor (the console) without
 // blocking, a bounded line at a time. A line longer than `maxLineBytes` is
 // discarded up to its newline and reported, never buffered.

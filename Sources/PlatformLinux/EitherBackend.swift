@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One link type and one line type for the daemon, whichever backends the
 // command line picked: `wristlink run` offers the UNIX or the BlueZ link and
 // simulated or libgpiod lines, and a loop generic over both was compiled

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Real GPIO lines through libgpiod 1.6 (the kernel's character device, uAPI
 // v1), as the board file describes them. Built when pkg-config finds
 // libgpiod 1.x (Debian 12 bookworm); GPIODLines2.swift is the libgpiod 2.x

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Real GPIO lines through libgpiod 2.x (the kernel's character device, uAPI
 // v2), as the board file describes them. Built instead of GPIODLines.swift
 // (libgpiod 1.6) when pkg-config finds libgpiod 2.x, as on Debian 13 trixie

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A board line's kernel information, for `wristlink doctor`: found or not,
 // on which chip and offset, used or free and by whom (the consumer name
 // `gpioinfo` shows), direction and bias. Reading line information requests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What both libgpiod backends share (GPIODLines.swift for libgpiod 1.6,
 // GPIODLines2.swift for libgpiod 2.x; the build compiles one of them, see
 // docs/pi-build.md "Which libgpiod"): the start-up error and its messages,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Platform implementation for Linux: one poll over the link, the lines,
 // the signals; the timeout is the earliest deadline anyone reported. No tick.
 

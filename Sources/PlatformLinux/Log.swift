@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Logging to stderr with levels. Under systemd (JOURNAL_STREAM set) each
 // line starts with a syslog priority prefix ("<6>") that journald reads;
 // otherwise with the level's name. Notification contents are never passed

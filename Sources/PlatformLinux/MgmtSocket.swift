@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Bluetooth management interface: a raw HCI socket bound to
 // HCI_CHANNEL_CONTROL on HCI_DEV_NONE (BlueZ doc/mgmt-api.txt). One read is
 // one event, one write one command. Needs CAP_NET_ADMIN. The controller

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A file or standard output that takes whole lines from a fixed buffer
 // (the events stream). The file is the wearer's alone (PrivateFile.swift:
 // 0600, no symbolic link followed). Writes are retried on EINTR and short

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A connected SOCK_SEQPACKET socket carrying one ATT PDU per packet, as both
 // links use it (UNIX for the simulator and tests, L2CAP on the ATT fixed
 // channel for the phone). Non-blocking. A packet longer than the receive

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PlatformLinux: the only module that talks to the kernel.
 //
 // Design: one thread, one poll(2). `LinuxPlatform` is generic over its link
@@ -36,5 +37,6 @@
 //   PrivateFile.swift     the trace's and the events' files: 0600, no symlink followed
 //   ChildProcess.swift    posix_spawn with pipes (simulator and tests)
 //   ProcessControl.swift  arguments, environment, start-up file reads
+//   BuildInfo.swift       the version line: version, git revision, libgpiod API, licence
 //   SystemProbe.swift     doctor/test-board: systemctl, /proc, stat, uname
 //   GPIODProbe.swift      doctor: a board line's information, without a request

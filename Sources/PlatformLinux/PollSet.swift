@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixed table given to poll(2). Rebuilt before every wait from the
 // components' current descriptors (at most `capacity`, a handful), so there
 // is no registration state to get out of step.

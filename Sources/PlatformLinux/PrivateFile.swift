@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Output files that hold what the phone sent (the `--trace` btsnoop file
 // has every title and message; the `--events` stream what the wearable did
 // with them): readable by the wearable's user alone, whatever was at the

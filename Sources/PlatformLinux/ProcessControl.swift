@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Process-level calls the app and the simulator need without importing
 // Glibc themselves: arguments, environment, files read at start-up, small
 // waits while child processes start. Nothing here runs in the firmware loop.
@@ -33,6 +34,12 @@ public enum ProcessControl {
     public static func writeOut(_ text: String) {
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBufferPointer { Sys.writeAll(1, $0) }
+    }
+
+    /// Writes `text` to standard error (a usage error's help text).
+    public static func writeError(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBufferPointer { Sys.writeAll(2, $0) }
     }
 
     public static func makeDirectory(_ path: String) { _ = mkdir(path, 0o700) }

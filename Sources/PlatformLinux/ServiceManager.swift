@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // systemd's notification protocol (sd_notify without libsystemd): READY=1
 // once the firmware does its job (advertising, waiting for an absent
 // controller, or retrying a failed set-up), STATUS= with what it is doing,

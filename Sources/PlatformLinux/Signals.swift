@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SIGINT and SIGTERM arrive through a signalfd in the poll loop, so shutdown
 // runs in the loop like any other input (outputs off, then exit). SIGPIPE is
 // ignored: a closed peer is an EPIPE from send, handled as a disconnect.

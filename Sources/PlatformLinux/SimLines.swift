@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Simulated lines: outputs are remembered (the core reports every change in
 // its events stream), and buttons are pressed from a console with
 // `press <button-name> <duration-ms>`. A press becomes a pressed edge now and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bond state file under the state directory (default /var/lib/wristlink):
 // written atomically (temporary file in the same directory, fsync, rename,
 // fsync of the directory) with mode 0600, so a power cut leaves either the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The syscall boundary: every call retries EINTR and reports failure as a
 // typed error naming the call and errno. Nothing above this file reads errno.
 

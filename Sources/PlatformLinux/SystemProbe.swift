@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `wristlink doctor` and `wristlink test-board` read about the system
 // around the firmware: systemd units (through systemctl, each run bounded),
 // processes (/proc/N/comm), files' type, mode, owner and time, symbolic

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phone link over a UNIX SOCK_SEQPACKET socket: one packet is one ATT
 // PDU, byte for byte what a BlueZ L2CAP socket on the ATT fixed channel
 // gives. Used by the simulator, by `--link unix:PATH`, and by tests (an end

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AMS values on real bytes: the Remote Command list, Entity Update
 // notifications (with the Truncated flag), PlaybackInfo's state, and the
 // two writes the wearable makes.

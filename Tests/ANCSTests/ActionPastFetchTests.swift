@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Session: an action goes out while a fetch's Data Source response is still
 // awaited (its write acknowledged); fetches still go one at a time.
 

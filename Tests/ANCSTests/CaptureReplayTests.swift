@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Real iPhone Data Source bytes (Fixtures/IOSCaptures.swift) replayed
 // through the reassembler and the session: as captured, split in two at
 // every byte, byte at a time, and the cases the captures show (zero-length

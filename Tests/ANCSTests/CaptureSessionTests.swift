@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real iPhone Data Source bytes of Fixtures/IOSCaptures.swift through
 // the whole session: Notification Source Added (made up: no real
 // Notification Source bytes were found), the request the session encodes,

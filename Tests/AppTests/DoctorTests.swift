@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wristlink doctor`'s judgement from faked facts: each failure's line as
 // the wearer reads it, and the exit status.
 
@@ -150,10 +151,10 @@ struct DoctorTests {
     @Test("the service stopped after a bad board file: its state, the exit status's meaning and where to look")
     func serviceFailed() throws {
         var f = try healthyFacts()
-        f.service = UnitState(loadState: "loaded", activeState: "failed", subState: "failed", result: "exit-code", execMainStatus: "3", unitFileState: "enabled")
+        f.service = UnitState(loadState: "loaded", activeState: "failed", subState: "failed", result: "exit-code", execMainStatus: "6", unitFileState: "enabled")
         f.lines = f.lines.map { var l = $0; l.probe.used = false; l.probe.consumer = ""; return l }
         #expect(lines(f, "FAIL wristlink.service") == [
-            "FAIL wristlink.service: failed (failed), last exit status 3 (bad board or policy file), result exit-code — journalctl -u wristlink -b -n 50 says why; fix that, then systemctl restart wristlink"
+            "FAIL wristlink.service: failed (failed), last exit status 6 (bad board or policy file), result exit-code — journalctl -u wristlink -b -n 50 says why; fix that, then systemctl restart wristlink"
         ])
     }
 

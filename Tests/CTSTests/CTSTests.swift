@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Current Time Service values on real bytes, the calendar arithmetic,
 // the phone's clock kept against the monotonic clock, and daily windows
 // across midnight.

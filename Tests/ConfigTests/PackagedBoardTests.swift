@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Debian package's /etc/wristlink/board.conf is board/deb/board-conf-header
 // followed by board/pi-zero-2w/board.conf (scripts/build-deb): the header
 // must stay comments only, so the packaged file parses as the Zero 2 W's.

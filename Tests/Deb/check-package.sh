@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Checks a built wristlink package (docs/debian-package.md) on its real
 # bytes: dpkg-deb's listing (paths, modes, owners), its control fields
 # (Depends against the binary's NEEDED libraries), conffiles, the maintainer
@@ -147,6 +148,8 @@ check "the changelog's top entry is this version" \
     sh -c "gzip -dc '$work/root/usr/share/doc/wristlink/changelog.Debian.gz' | head -1 | grep -qF 'wristlink ($version) '"
 check "copyright is machine-readable (DEP-5)" \
     grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' "$work/root/usr/share/doc/wristlink/copyright"
+check "copyright: the firmware (Files: *) is Apache-2.0" \
+    sh -c "grep -A2 -x 'Files: \\*' '$work/root/usr/share/doc/wristlink/copyright' | grep -qx 'License: Apache-2.0'"
 check "/etc/wristlink/board.conf is the Pi Zero 2 W's" grep -qx 'name pi-zero-2w' "$work/root/etc/wristlink/board.conf"
 for board in pi4 pi5; do
     check "/etc/wristlink/board.conf names the $board board file" grep -q "/usr/share/wristlink/board/$board/board.conf" "$work/root/etc/wristlink/board.conf"
@@ -160,6 +163,12 @@ if [ "$arch" = "$(dpkg --print-architecture)" ]; then
         for c in $commands; do
             if echo "$man" | grep -qx "\.B $c"; then pass; else fail "the man page does not describe '$c'"; fi
         done
+        # One version: the binary's version line names the package's upstream version.
+        line="$(LD_LIBRARY_PATH="${CHECK_LIBRARY_PATH:-}" "$binary" --version 2>&1)"
+        case "$line" in
+        "wristlink ${version%%-*} (git "*", licence Apache-2.0") pass ;;
+        *) fail "wristlink --version says '$line', the package is $version" ;;
+        esac
     else
         fail "the packaged binary does not run here (set CHECK_LIBRARY_PATH?): $help"
     fi

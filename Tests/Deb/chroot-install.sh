@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs a wristlink package in a fresh Debian chroot (mmdebstrap minbase
 # with systemd, bluez and the suite's libgpiod, no systemd running: the
 # maintainer scripts' chroot path) and checks what each step leaves behind:

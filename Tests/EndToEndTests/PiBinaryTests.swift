@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 9's check of the Pi binary: `wristlink run --link unix:... --gpio
 // sim --events -` of the Pi build against the host's `wristlink phone`
 // playing the incoming-call scenario; the button is pressed on its console.

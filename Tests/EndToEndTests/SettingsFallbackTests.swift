@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wristlink run --fallback-board/--fallback-policy`: the SD-card image's
 // settings on the boot partition (docs/sd-image.md). A wearer's file with an
 // error is named with its line, the shipped defaults run instead, and the
@@ -100,24 +101,24 @@ struct SettingsFallbackTests {
         #expect(r.notifyChanges == 0, "\(r.events)")
     }
 
-    @Test("without fallbacks the same bad policy stops the firmware with exit code 3, as before")
+    @Test("without fallbacks the same bad policy stops the firmware with exit code 6 (LSB: not configured), as before")
     func noFallbackStillFails() throws {
         let dir = makeScratchDirectory("fallback")
         defer { removeTree(dir) }
         writeFile(dir + "/policy.conf", "frobnicate 1\n")
         let r = try run(["--board", simBoard, "--policy", dir + "/policy.conf"], in: dir)
-        #expect(r.status == 3)
+        #expect(r.status == 6)
         #expect(r.log.contains("policy.conf:1:"))
     }
 
-    @Test("a fallback that fails too: exit code 3 naming both files")
+    @Test("a fallback that fails too: exit code 6 naming both files")
     func brokenFallbackFails() throws {
         let dir = makeScratchDirectory("fallback")
         defer { removeTree(dir) }
         writeFile(dir + "/policy.conf", "frobnicate 1\n")
         writeFile(dir + "/defaults.conf", "wobble 2\n")
         let r = try run(["--board", simBoard, "--policy", dir + "/policy.conf", "--fallback-policy", dir + "/defaults.conf"], in: dir)
-        #expect(r.status == 3)
+        #expect(r.status == 6)
         #expect(r.log.contains("policy.conf:1:") && r.log.contains("defaults.conf:1:"), "\(r.log)")
     }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wristlink test-board` and `wristlink doctor` as a person runs them: the
 // built binary, the simulated board's buttons pressed on its stdin after it
 // asks for them, its output read line by line.
@@ -104,8 +105,10 @@ struct TestBoardTests {
         let status = child.wait(timeoutMs: 15_000)
         out.drain()
         #expect(status == 0 || status == 1)
-        #expect(out.lines.count >= 12)
-        for line in out.lines {
+        #expect(out.lines.count >= 13)
+        // The report opens with the version line, as `wristlink version` prints it.
+        #expect(out.lines.first.map { $0.hasPrefix("wristlink ") && $0.hasSuffix(", licence Apache-2.0") } == true, "\(out.lines.first ?? "")")
+        for line in out.lines.dropFirst() {
             #expect(["ok   ", "FAIL ", "skip ", "note "].contains { line.hasPrefix($0) }, "\(line)")
         }
         #expect(out.lines.contains("ok   board \(Self.simBoard): sim, 3 outputs, 2 buttons"))

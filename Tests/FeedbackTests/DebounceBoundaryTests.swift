@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The debounce window's boundary on a second path (ButtonGestures.swift,
 // "Windows are inclusive"): a press after an accepted release, with a
 // window other than the default, on both sides of the boundary. An edge

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which notification a button acts on (docs/architecture.md, "Alerts",
 // Buttons): the incoming call when one is present, even when a newer
 // notification offers the same action; otherwise the most recent

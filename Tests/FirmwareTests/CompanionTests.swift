@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phone's Apple Media Service and Current Time Service, after ANCS is
 // live, against a scripted phone: AMS at 0x20–0x28 (Remote Command 0x22
 // with its CCCD at 0x23, Entity Update 0x25 / 0x26, Entity Attribute

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Faults found by reading the code, each bounded now:
 // unsaved bonds are never reported saved and are written again; a broken
 // management socket cannot spin the loop; a request the bearer refuses

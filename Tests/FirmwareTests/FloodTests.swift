@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Flood: 10,000 Notification Source events per second for 10 s
 // through the real loop (LinuxPlatform over a socketpair; the phone on its
 // own thread, flow-controlled like a Bluetooth link). Every event is seen or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The link's timers as values: the security raise and the Notification
 // Source clocks, each fed what happened and asked what is due.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Quiet hours by the phone's clock (CTS) and "phone left behind", on the
 // core with a scripted phone. The scripted phone's Current Time is
 // 2026-12-01 22:15:03 (CompanionWire.ctsRead).

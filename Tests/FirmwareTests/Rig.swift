@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A firmware on the real poll loop, with a scripted phone on the other end
 // of a SOCK_SEQPACKET link (BlueZ unit/test-gatt.c style).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Silencing a ringing call on the wrist, and the ring limit: the call's
 // lasting alert stops, the notification stays and stays the target of
 // accept, nothing goes to the phone.

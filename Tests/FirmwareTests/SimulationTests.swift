@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seeded fault simulation: the wearable core driven by a random phone.
 //
 // The phone answers discovery like `Script`'s phone, and otherwise does

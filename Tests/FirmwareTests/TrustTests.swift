@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A phone is trusted only over an encrypted link, and no phase of the link
 // waits for ever (issue 26, items 1 and 3). The scripted phone is the
 // Script's database (Rig.swift): ANCS at 0x0B–0x14, Notification Source

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The unread indicator follows the phone's CategoryCount from every
 // Notification Source event, whatever the 64-entry table still holds, and
 // a notification the phone answered 0xA2 for leaves its category one fewer

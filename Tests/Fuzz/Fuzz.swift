@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer entry point for the decoders (make fuzz). One binary, many
 // targets: WRISTLINK_FUZZ_TARGET picks the decoder, so one instrumented build
 // serves them all. A target either survives the input or crashes (a

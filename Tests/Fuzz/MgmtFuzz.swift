@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer targets for the management interface: the event decoder, the
 // bond file parser and the start-up sequencer fed arbitrary events.
 

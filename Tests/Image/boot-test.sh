@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The SD-card image's boot test (docs/sd-image.md, "Boot test"), in QEMU
 # from a copy of the image itself: the kernel, initrd and device tree are
 # taken from its boot partition, the kernel command line from its

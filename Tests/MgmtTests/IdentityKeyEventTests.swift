@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // New Identity Resolving Key (event 0x0018) on a second vector, byte for
 // byte. BlueZ doc/mgmt-api.txt: Store_Hint (1 octet), Random_Address (6),
 // then the Key: Address (6), Address_Type (1), Value (16); all in wire

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Real-iPhone quirks: each scenario in board/scenarios played by
 // the simulated phone against the wearable's PhoneLink, in memory, on a
 // virtual clock (the loopback of Support.swift starts at 1 000 ms).

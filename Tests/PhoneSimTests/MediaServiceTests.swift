@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phone as AMS's Media Source, driven alone with ATT PDUs: the service
 // and its characteristics as discovered, security, the Remote Command list,
 // commands carried out and reflected in PlaybackInfo, the error codes, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The wearable core against the simulated iPhone's AMS and CTS:
 // board/scenarios/media-control.scn, and the phone's clock.
 

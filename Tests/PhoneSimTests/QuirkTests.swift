@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 10: the real-iPhone quirks, each reproduced by its scenario file in
 // board/scenarios and run against the wearable core.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What real iPhones do that the earlier simulated phones never did (issue
 // 14): a call that is ringing when a session starts, a Notification Source
 // that dies while the Control Point answers, and Data Source responses lost

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // board/scenarios/silence-call.scn and ring-limit.scn played by the
 // simulated iPhone against the whole wearable core.
 

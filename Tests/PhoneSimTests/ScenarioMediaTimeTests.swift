@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scenario lines for media and time: media, wait-media, time, no-ams,
 // no-cts; accepted as documented, refused with line and column.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for the simulated phone's tests: hex, a phone driven alone with
 // hand-written PDUs, and an in-memory loopback between the phone and the
 // firmware's PhoneLink on a virtual clock (what the UNIX-socket runner will

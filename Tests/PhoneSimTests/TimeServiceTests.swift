@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phone as a Current Time Service server, driven alone with ATT PDUs:
 // the service as discovered, security, Current Time and Local Time
 // Information read on real bytes, the notification after `time`

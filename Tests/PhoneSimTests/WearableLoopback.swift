@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The simulated iPhone and the whole wearable core (link, policy, patterns,
 // buttons) back to back in memory on a virtual clock: what `wristlink sim`
 // runs, minus the sockets and the terminal. The core is settled as the

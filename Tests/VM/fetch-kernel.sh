@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fetches one of Debian trixie's amd64 kernels for the VM suite on a bookworm
 # host WITHOUT installing anything into the host: a private apt
 # configuration (its own state, cache and sources list, on the host's own

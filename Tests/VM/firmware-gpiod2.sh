@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The firmware for the VM suite's libgpiod 2 run (make test-vm, second boot):
 # the x86_64 Embedded build against Debian trixie's libgpiod 2.x
 # (scripts/build-pi with PI_ARCH=x86_64 PI_SUITE=trixie), whose

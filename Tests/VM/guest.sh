@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs INSIDE the virtme-ng guest (one of Debian's kernels: 6.1, 6.12, 6.18, 7.x; host
 # filesystem shared read-only, $OUT shared read-write). Started by run-vm.sh:
 #   guest.sh OUT_DIR FIRMWARE [CASES]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Simulated iPhone (ANCS Notification Provider) for the Wristlink VM harness.
 
 One process, two Bumble controllers on one LocalLink:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every VM boot of `make test-vm`, in two lanes that run at the same time.
 # Each VM is one TCG vCPU, so one host core: on this 2-core machine the two
 # lanes together keep both cores busy, and nothing else runs meanwhile (make

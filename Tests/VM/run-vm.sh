@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The VM suite: boot one of Debian's own kernels under virtme-ng (TCG, no KVM)
 # once and run every case (guest.sh -> suite.py) against the firmware's
 # release binary.

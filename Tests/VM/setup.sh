@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Idempotent host setup for the Wristlink VM integration harness (run as root).
 #  - Debian packages: qemu (TCG), Debian's own 6.1 kernel + headers + source,
 #    busybox (virtme-ng's initramfs), gpiod 1.6, bluez tools, libbluetooth-dev

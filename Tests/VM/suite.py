@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The Wristlink VM suite: the firmware's own release binary against the Linux
 kernel's Bluetooth stack, a Bumble iPhone and gpio-sim lines.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C library as PlatformLinux sees it, in both builds: the host build
 // (where these headers belong to Swift's Glibc module and are re-exported
 // from here) and the Embedded Swift build for the Pi, which has no Glibc

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Data Source responses captured from real iPhones, copied byte for byte
 // from the public sources named in each entry (facts, kept as published:
 // where a source had edited a byte, the edit is kept and said so).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Flood: a phone thread sends Notification Source events at a fixed rate
 // (10,000/s for 10 s by default) through the socketpair while the firmware
 // runs its real loop on the calling thread. Halfway through, an incoming

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmark harness, shared by `make bench` (wristlink-bench) and the
 // flood test in FirmwareTests: the real firmware (`Runner` + `WearableCore`
 // with the shipped sim board and default policy) on the real poll loop

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The figures of `make bench`. Each prints one line: the figure,
 // then how it was measured. Methods in detail: docs/performance.md.
 
@@ -394,10 +395,13 @@ struct Bench {
 
     // MARK: Instructions
 
-    mutating func instructions(selfPath: String) {
+    /// Measures the instruction counts into `figures`; false when valgrind
+    /// is missing or a run failed.
+    @discardableResult
+    mutating func instructions(selfPath: String) -> Bool {
         guard let valgrind = findInPath("valgrind") else {
             say("instructions: valgrind not found; skipped")
-            return
+            return false
         }
         let dir = root + "/.build/bench"
         mkdir(dir, 0o755)
@@ -435,6 +439,43 @@ struct Bench {
         func s(_ v: Double?, _ p: Int = 0) -> String { v.map { fmt($0, p) } ?? "?" }
         say("instructions.per_ns_event: \(s(call)) | method: callgrind (valgrind \(valgrindVersion(valgrind))), instructions inside wl_cost_ns_event / \(CostRun.count): an NS Added (IncomingCall) through WearableCore on a virtual clock: ATT and NS decoding, table, policy, ring started on two outputs, events and level changes drained as Runner.settle does; Removed \(s(removed)), Added Social (two patterns + unread) \(s(social)); the whole Runner.step() on LinuxPlatform for one event, user space only: \(s(step)); the step that takes a button's release edge and writes Perform Notification Action: \(s(buttonStep))")
         say("instructions.per_ds_byte: \(s(ds23, 2)) | method: callgrind, instructions inside wl_cost_ds_response / (\(CostRun.count) × \(Int(bytes)) bytes): expect() + a realistic response in 20-byte fragments (MTU 23); 182-byte fragments (MTU 185): \(s(ds185, 2))")
+        return call != nil && ds23 != nil
+    }
+
+    /// Compares the measured instruction counts with the budgets in `path`
+    /// (lines `per_ns_event N` and `per_ds_byte N`; `#` starts a comment).
+    /// Prints each figure beside its budget; false when one is over, or
+    /// when the file cannot be read or names an unknown figure.
+    func checkBudgets(path: String) -> Bool {
+        guard let text = try? ProcessControl.readFile(path, maxBytes: 64 * 1024) else {
+            say("budgets: cannot read \(path)")
+            return false
+        }
+        var ok = true
+        var checked = 0
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let words = line.split(separator: " ")
+            if words.isEmpty { continue }
+            guard words.count == 2, let budget = Double(words[1]) else {
+                say("budgets: \(path):\(index + 1): expected `NAME NUMBER`")
+                return false
+            }
+            let measured: Double
+            switch words[0] {
+            case "per_ns_event": measured = figures.instructionsPerNSEvent
+            case "per_ds_byte": measured = figures.instructionsPerDSByte
+            default:
+                say("budgets: \(path):\(index + 1): unknown figure \(words[0])")
+                return false
+            }
+            checked += 1
+            let over = measured > budget
+            if over { ok = false }
+            say("budget instructions.\(words[0]): \(fmt(measured, 2)) of \(fmt(budget, 2)) \(over ? "OVER BUDGET" : "ok")")
+        }
+        if checked == 0 { say("budgets: \(path) names no figure"); return false }
+        return ok
     }
 
     // MARK: Flood

@@ -1,9 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
 // wristlink-bench: the figures of `make bench`, printed one line
 // each with its method, and written to .build/bench.json. Asserts nothing
 // about time. `--cost KIND` runs one deterministic CPU-cost workload (the
 // main run starts it under callgrind; see Costs.swift).
+// `--instructions-only` prints only the instruction counts; with `--budgets
+// FILE` (Tests/Bench/budgets.txt, `make test-budgets`, part of `make test`)
+// it exits 1 when a count is over its budget, printing both.
 //
 //   wristlink-bench [--root DIR] [--json PATH] [--idle-seconds N] [--button-rounds N]
+//                   [--instructions-only [--budgets FILE]]
 
 import BenchSupport
 import Glibc
@@ -14,6 +19,8 @@ var jsonPath: String? = nil
 var costKind: String? = nil
 var idleSeconds = 60
 var buttonRounds = 2_000
+var instructionsOnly = false
+var budgetsPath: String? = nil
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
@@ -22,8 +29,10 @@ while let argument = arguments.next() {
     case "--cost": costKind = arguments.next()
     case "--idle-seconds": idleSeconds = Int(arguments.next() ?? "") ?? idleSeconds
     case "--button-rounds": buttonRounds = Int(arguments.next() ?? "") ?? buttonRounds
+    case "--instructions-only": instructionsOnly = true
+    case "--budgets": budgetsPath = arguments.next()
     default:
-        print("usage: wristlink-bench [--root DIR] [--json PATH] [--idle-seconds N] [--button-rounds N]")
+        print("usage: wristlink-bench [--root DIR] [--json PATH] [--idle-seconds N] [--button-rounds N] [--instructions-only [--budgets FILE]]")
         exit(2)
     }
 }
@@ -39,6 +48,11 @@ do {
     fail("configuration: \(error)")
 }
 say("wristlink-bench: \(machineDescription())")
+if instructionsOnly {
+    guard bench.instructions(selfPath: ChildProcess.selfPath) else { fail("instructions: not measured (valgrind missing or a run failed)") }
+    guard let budgetsPath else { exit(0) }
+    exit(bench.checkBudgets(path: budgetsPath) ? 0 : 1)
+}
 bench.binary()
 do {
     var rig: BenchRig
@@ -52,7 +66,7 @@ do {
 }
 bench.attributeAllocations()
 bench.reassembly()
-bench.instructions(selfPath: ChildProcess.selfPath)
+_ = bench.instructions(selfPath: ChildProcess.selfPath)
 do {
     var rig: BenchRig
     do { rig = try BenchRig(config: bench.config) } catch { fail("\(error)") }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replaces the malloc family for the whole test process and forwards to
 // glibc's own implementation (__libc_*), bumping a per-thread counter.
 #include "AllocCounter.h"

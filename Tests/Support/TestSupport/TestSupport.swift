@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every test target needs: bytes from and to hex, a seeded generator
 // so randomised tests replay, allocation counting, the repository root
 // (tests read the shipped board and policy files), scratch directories that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds gpio-sim.ko out of tree for a Debian kernel that has no CONFIG_GPIO_SIM
 # (neither bookworm's 6.1, trixie's 6.12 nor backports' 6.18 has it; 6.1 and
 # 6.12 lack CONFIG_IRQ_SIM too).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds (once) the Debian trixie disk image of the systemd VM case
 # (Tests/VM/NOTES.md, "The systemd case"): mmdebstrap minbase from Debian's
 # trixie packages + systemd as PID 1, udev, bluez (for a bluetooth.service

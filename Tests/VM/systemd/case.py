@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The systemd case: the Debian package of the firmware under a real systemd
 (Debian trixie, systemd as PID 1) against the kernel's Bluetooth stack, a
 Bumble iPhone behind /dev/vhci and the gpio-sim lines of board/vm.

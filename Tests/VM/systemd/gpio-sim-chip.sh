@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # In the test VM (the image's wl-vm-gpiosim.service runs it from the 9p
 # share at every boot): loads gpio-sim (built out of tree into the image by
 # image/in-chroot.sh) and creates the

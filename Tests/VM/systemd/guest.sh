@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs INSIDE the trixie VM at every boot (wl-vm-test.service of the image,
 # from the repository shared read-only over 9p at /mnt/wl/repo; results to
 # /mnt/wl/out). The boot's phase comes from the kernel command line

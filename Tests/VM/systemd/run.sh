@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The systemd case (Tests/VM/NOTES.md, "The systemd case"): the Debian
 # package of the firmware in a Debian trixie VM with systemd as PID 1,
 # booted twice from one disk under qemu (TCG, no KVM).

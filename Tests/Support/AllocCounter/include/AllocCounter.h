@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counts heap allocations made by the calling thread, so tests can prove a
 // code path allocates nothing. Thread-local because Swift Testing runs tests
 // in parallel.

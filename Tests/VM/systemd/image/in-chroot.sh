@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs inside the mmdebstrap root (a customize hook of build-image.sh, with
 # the network and the stage folder /tmp/wl-image: image/*, requirements.txt,
 # gpio-sim/{build.sh,Kbuild}): gpio-sim for the image's
