@@ -11,7 +11,8 @@
 #      beside it,
 #      VM_CPUS (default 1), VM_MEMORY (default 1G), VM_TIMEOUT (default 590 s,
 #      the hard bound on the whole boot), WL_FIRMWARE (default
-#      .build/release/wristlink), WL_SUITE_TIMEOUT, WL_CONSENT_MS, WL_KEEP=1
+#      .build/release/wristlink; on a kernel without GPIO uAPI v1 (k7)
+#      Tests/VM/firmware-gpiod2.sh, the libgpiod 2 build), WL_SUITE_TIMEOUT, WL_CONSENT_MS, WL_KEEP=1
 #      (keep the artifacts of passed cases too), WL_VM_TAG (a word added to
 #      the results folder's name: two runs of one kernel at once).
 # Results: .build/vm/out/run-<date>-<kernel>/ (.build/vm/out/latest links the
@@ -33,6 +34,19 @@ case "$KERNEL" in
   trixie|k618|k7)  KDIR="$CACHE/$KERNEL" ;;
   *) echo "run-vm: WL_VM_KERNEL=$KERNEL: bookworm, trixie, k618 or k7" >&2; exit 2 ;;
 esac
+# Debian's 7.x kernels are built without CONFIG_GPIO_CDEV_V1, the GPIO
+# character device's first ABI, the only one libgpiod 1.6 speaks: the host
+# build (bookworm, libgpiod 1.6) cannot request a line there, so such a
+# kernel runs the libgpiod 2 build (the one for trixie) unless WL_FIRMWARE
+# says otherwise.
+KCONFIG="$KDIR/config"; [ "$KERNEL" = bookworm ] && KCONFIG="/boot/config-$(cat "$KDIR/kver" 2>/dev/null)"
+if grep -q '^# CONFIG_GPIO_CDEV_V1 is not set' "$KCONFIG" 2>/dev/null; then
+  [ -n "${WL_FIRMWARE:-}" ] || FIRMWARE="$HERE/firmware-gpiod2.sh"
+  if [ -f "$FIRMWARE" ] && readelf -d "$FIRMWARE" 2>/dev/null | grep -q 'libgpiod\.so\.2\]'; then
+    echo "run-vm: $KERNEL has no GPIO uAPI v1 (CONFIG_GPIO_CDEV_V1) and $FIRMWARE uses libgpiod 1.6, which needs it: use the libgpiod 2 build (WL_FIRMWARE=$HERE/firmware-gpiod2.sh, make pi-x86_64-trixie)" >&2
+    exit 2
+  fi
+fi
 for f in "$KDIR/kver" "$VENV/bin/vng" "$KDIR/gpio-sim/gpio-sim.ko" "$FIRMWARE"; do
   [ -e "$f" ] || { echo "run-vm: $f missing: run Tests/VM/setup.sh and build the firmware first (make test-vm does both)" >&2; exit 2; }
 done

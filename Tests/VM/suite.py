@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
+import fcntl
 import json
 import logging
 import os
@@ -168,6 +169,30 @@ def mgmt_events(path: str, code: int) -> list[bytes]:
     management socket (btmon's control records: cookie(4) code(2) params)."""
     return [r[6:] for kind, r in monitor_records(path)
             if kind == MON_CTRL_EVENT and len(r) >= 6 and int.from_bytes(r[4:6], "little") == code]
+
+
+# <linux/gpio.h> uAPI v2: _IOWR(0xB4, 0x07, struct gpio_v2_line_request),
+# 592 bytes: offsets[64] u32, consumer[32], config (flags u64, num_attrs
+# u32, padding[5], attrs[10] of 24 bytes), num_lines u32,
+# event_buffer_size u32, padding[5] u32, fd s32.
+GPIO_V2_GET_LINE_IOCTL = 0xC250B407
+GPIO_V2_LINE_FLAG_OUTPUT = 1 << 3
+
+
+def hold_line_v2(chip: str, offset: int, consumer: str) -> int:
+    """Requests line `offset` of /dev/`chip` as an output (low) labelled
+    `consumer`; the line's file descriptor (closing it frees the line)."""
+    req = bytearray(592)
+    struct.pack_into("<I", req, 0, offset)
+    req[256:256 + len(consumer)] = consumer.encode()
+    struct.pack_into("<Q", req, 288, GPIO_V2_LINE_FLAG_OUTPUT)
+    struct.pack_into("<I", req, 560, 1)
+    fd = os.open(f"/dev/{chip}", os.O_RDWR | os.O_CLOEXEC)
+    try:
+        fcntl.ioctl(fd, GPIO_V2_GET_LINE_IOCTL, req)
+    finally:
+        os.close(fd)
+    return struct.unpack_from("<i", req, 588)[0]
 
 
 def address_wire(address: str) -> bytes:
@@ -1577,10 +1602,20 @@ class Suite:
                      f"ok   output vibration: vibration ({chip} offset 2), free"):
             check(s.has_line(out, want), f"doctor printed no line starting {want!r}: {out}")
 
-        s.note("gpioset holds led-call")
         check(shutil.which("gpioset") is not None, "no gpioset (Tests/VM/setup.sh installs gpiod)")
-        holder = await asyncio.create_subprocess_exec("gpioset", "--mode=signal", chip, "1=0",
-                                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # The guest's gpioset is bookworm's libgpiod 1.6 (uAPI v1): on a
+        # kernel without CONFIG_GPIO_CDEV_V1 (Debian's 7.x) the suite holds
+        # the line itself through uAPI v2, with gpioset's own consumer
+        # label, as trixie's gpioset 2.x would.
+        v1 = subprocess.run(["gpioinfo", chip], capture_output=True).returncode == 0
+        holder, held_fd = None, -1
+        if v1:
+            s.note("gpioset holds led-call")
+            holder = await asyncio.create_subprocess_exec("gpioset", "--mode=signal", chip, "1=0",
+                                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        else:
+            s.note("led-call held through uAPI v2 as \"gpioset\" (no GPIO uAPI v1 in this kernel)")
+            held_fd = hold_line_v2(chip, 1, "gpioset")
         try:
             want = (f'FAIL output led-call: led-call ({chip} offset 1) is held by "gpioset" — stop that process '
                     f"(gpioinfo {chip} lists who holds which line); the firmware cannot request it")
@@ -1595,12 +1630,15 @@ class Suite:
             rc, _, err = await s.wristlink("test-board", "--board", s.args.board, "--on-ms", "50", "--timeout-ms", "500")
             check(rc == 1 and "led-call" in err and "is busy" in err, f"test-board beside gpioset: exit {rc}, {err!r}")
         finally:
-            holder.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(holder.wait(), 5)
-            except asyncio.TimeoutError:
-                holder.kill()
-                await holder.wait()
+            if held_fd >= 0:
+                os.close(held_fd)
+            if holder is not None:
+                holder.send_signal(signal.SIGTERM)
+                try:
+                    await asyncio.wait_for(holder.wait(), 5)
+                except asyncio.TimeoutError:
+                    holder.kill()
+                    await holder.wait()
 
         s.note("test-board: every output lit in turn, both buttons pressed")
         outputs = ["led-notify", "led-call", "vibration"]
