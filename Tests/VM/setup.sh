@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Idempotent host setup for the Wristlink VM integration harness (run as root).
 #  - Debian packages: qemu (TCG), Debian's own 6.1 kernel + headers + source,
-#    busybox (virtme-ng's initramfs), gpiod 1.6, bluez tools, libbluetooth-dev
+#    busybox (virtme-ng's initramfs), gpiod 1.6, bluez tools, libbluetooth-dev,
+#    curl (fetch-kernel.sh: files that left an index)
 #  - Python venv with pinned virtme-ng + bumble  -> .build/vm/venv
 #  - out-of-tree gpio-sim.ko for the installed kernel -> .build/vm/gpio-sim/
 #  - for each of trixie (6.12), k618 (6.18) and k7 (7.x) that WL_VM_KERNELS
@@ -28,7 +29,7 @@ command -v bc >/dev/null || { timeout 900 apt-get install -y -q bc >/dev/null 2>
 APT_PKGS=(
   qemu-system-x86 busybox-static kmod
   linux-image-amd64 linux-headers-amd64 linux-source-6.1
-  build-essential xz-utils bc file
+  build-essential xz-utils bc file curl
   gpiod
   bluez libbluetooth-dev
 )
