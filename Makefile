@@ -85,10 +85,12 @@ embedded-check: embedded-build
 # The real-kernel suite (Tests/VM/NOTES.md): the release binary in a
 # virtme-ng VM under TCG against the kernel's Bluetooth stack, a Bumble iPhone
 # and gpio-sim lines, once per kernel in VM_KERNELS: Debian bookworm's 6.1
-# (installed) and trixie's 6.12 (fetched into .build/vm/trixie, not
-# installed). One boot per kernel runs every case; each boot is bounded
-# (VM_TIMEOUT, default 590 s). VM_CASES=1,2 runs some; VM_KERNELS=trixie one
-# kernel. Both kernels run even when the first fails.
+# (bookworm, installed), trixie's 6.12 (trixie), trixie-backports' 6.18
+# (k618, the series Raspberry Pi OS runs) and newest 7.x (k7), each fetched
+# into .build/vm/NAME, not installed (Tests/VM/fetch-kernel.sh). One boot per
+# kernel runs every case; each boot is bounded (VM_TIMEOUT, default 590 s).
+# VM_CASES=1,2 runs some (VM_CASES_k7=1,2 on one kernel only);
+# VM_KERNELS=trixie one kernel. Every kernel runs even when one fails.
 # A third, shorter boot (trixie's kernel) runs the libgpiod 2 backend through
 # the same suite: the x86_64 Embedded build against trixie's libgpiod3
 # (Tests/VM/firmware-gpiod2.sh) in the cases that drive outputs and press
@@ -98,9 +100,9 @@ embedded-check: embedded-build
 # The systemd case (below) runs in test-vm too, beside the suite: two lanes
 # at once (Tests/VM/run-lanes.sh; VM_LANES=1 one after the other,
 # VM_SYSTEMD=0 leaves the systemd case out). VM_IMAGE=FILE (make test gives
-# the Zero 2 W image of image-raw) adds the SD-card image's boot test to the
-# systemd lane (Tests/Image/boot-test.sh, as make test-image).
-VM_KERNELS ?= bookworm trixie
+# the Zero 2 W image of image-raw) adds the SD-card image's boot test to
+# lane 1 (Tests/Image/boot-test.sh, as make test-image).
+VM_KERNELS ?= bookworm trixie k618 k7
 VM_GPIOD2_CASES ?= 1,2,14
 VM_GPIOD2_TIMEOUT ?= 300
 VM_SYSTEMD ?= 1
@@ -124,7 +126,8 @@ test-systemd: deps deb-amd64
 
 # Idempotent: qemu, the kernel image/headers/source, gpiod and bluez tools,
 # the pinned venv (virtme-ng, bumble) and gpio-sim.ko, cached in .build/vm;
-# for trixie in VM_KERNELS its kernel, modules and gpio-sim.ko in .build/vm/trixie.
+# for trixie, k618 and k7 in VM_KERNELS the kernel, modules and gpio-sim.ko
+# in .build/vm/NAME (the downloaded packages kept in .build/vm/NAME/debs).
 vm-setup:
 	@WL_VM_KERNELS="$(VM_KERNELS)" Tests/VM/setup.sh
 

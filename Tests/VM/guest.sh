@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Runs INSIDE the virtme-ng guest (Debian's 6.1 or trixie's 6.12 kernel, host
+# Runs INSIDE the virtme-ng guest (one of Debian's kernels: 6.1, 6.12, 6.18, 7.x; host
 # filesystem shared read-only, $OUT shared read-write). Started by run-vm.sh:
 #   guest.sh OUT_DIR FIRMWARE [CASES]
 # Loads the modules, creates the gpio-sim chip of board/vm, writes the VM
@@ -30,9 +30,10 @@ printf '%-22s %6.2f s\n' "guest boot (uptime)" "$(cut -d' ' -f1 /proc/uptime)" >
 P=$(date +%s.%N)
 modprobe configfs 2>/dev/null
 mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-# The gpio-sim.ko built for this kernel: setup.sh's (6.1) or fetch-trixie.sh's.
+# The gpio-sim.ko for this kernel: setup.sh's (6.1) or fetch-kernel.sh's
+# (built for 6.12 and 6.18, the kernel's own on 7.x).
 GPIO_SIM_KO=""
-for d in "$CACHE/gpio-sim" "$CACHE/trixie/gpio-sim"; do
+for d in "$CACHE/gpio-sim" "$CACHE"/*/gpio-sim; do
   [ "$(cat "$d/kver" 2>/dev/null)" = "$(uname -r)" ] && GPIO_SIM_KO="$d/gpio-sim.ko"
 done
 [ -n "$GPIO_SIM_KO" ] || die "no gpio-sim.ko built for $(uname -r)"

@@ -5,11 +5,14 @@
 # release binary.
 #   run-vm.sh [CASES]        CASES: e.g. 1,2 (default: all)
 # Env: WL_VM_KERNEL: bookworm (default: the host's installed 6.1,
-#      /boot/vmlinuz-KVER) or trixie (6.12 from fetch-trixie.sh, booted from
-#      .build/vm/trixie/root/boot so that vng finds its modules beside it),
+#      /boot/vmlinuz-KVER), trixie (6.12), k618 (trixie-backports' 6.18) or
+#      k7 (trixie-backports' newest 7.x), each from fetch-kernel.sh and
+#      booted from .build/vm/NAME/root/boot so that vng finds its modules
+#      beside it,
 #      VM_CPUS (default 1), VM_MEMORY (default 1G), VM_TIMEOUT (default 590 s,
 #      the hard bound on the whole boot), WL_FIRMWARE (default
-#      .build/release/wristlink), WL_SUITE_TIMEOUT, WL_CONSENT_MS, WL_KEEP=1
+#      .build/release/wristlink; on a kernel without GPIO uAPI v1 (k7)
+#      Tests/VM/firmware-gpiod2.sh, the libgpiod 2 build), WL_SUITE_TIMEOUT, WL_CONSENT_MS, WL_KEEP=1
 #      (keep the artifacts of passed cases too), WL_VM_TAG (a word added to
 #      the results folder's name: two runs of one kernel at once).
 # Results: .build/vm/out/run-<date>-<kernel>/ (.build/vm/out/latest links the
@@ -27,19 +30,32 @@ KERNEL="${WL_VM_KERNEL:-bookworm}"
 # KDIR: where the kernel's kver and gpio-sim/ are; guest.sh picks the
 # gpio-sim.ko whose kver is the running kernel's.
 case "$KERNEL" in
-  bookworm) KDIR="$CACHE" ;;
-  trixie)   KDIR="$CACHE/trixie" ;;
-  *) echo "run-vm: WL_VM_KERNEL=$KERNEL: bookworm or trixie" >&2; exit 2 ;;
+  bookworm)        KDIR="$CACHE" ;;
+  trixie|k618|k7)  KDIR="$CACHE/$KERNEL" ;;
+  *) echo "run-vm: WL_VM_KERNEL=$KERNEL: bookworm, trixie, k618 or k7" >&2; exit 2 ;;
 esac
+# Debian's 7.x kernels are built without CONFIG_GPIO_CDEV_V1, the GPIO
+# character device's first ABI, the only one libgpiod 1.6 speaks: the host
+# build (bookworm, libgpiod 1.6) cannot request a line there, so such a
+# kernel runs the libgpiod 2 build (the one for trixie) unless WL_FIRMWARE
+# says otherwise.
+KCONFIG="$KDIR/config"; [ "$KERNEL" = bookworm ] && KCONFIG="/boot/config-$(cat "$KDIR/kver" 2>/dev/null)"
+if grep -q '^# CONFIG_GPIO_CDEV_V1 is not set' "$KCONFIG" 2>/dev/null; then
+  [ -n "${WL_FIRMWARE:-}" ] || FIRMWARE="$HERE/firmware-gpiod2.sh"
+  if [ -f "$FIRMWARE" ] && readelf -d "$FIRMWARE" 2>/dev/null | grep -q 'libgpiod\.so\.2\]'; then
+    echo "run-vm: $KERNEL has no GPIO uAPI v1 (CONFIG_GPIO_CDEV_V1) and $FIRMWARE uses libgpiod 1.6, which needs it: use the libgpiod 2 build (WL_FIRMWARE=$HERE/firmware-gpiod2.sh, make pi-x86_64-trixie)" >&2
+    exit 2
+  fi
+fi
 for f in "$KDIR/kver" "$VENV/bin/vng" "$KDIR/gpio-sim/gpio-sim.ko" "$FIRMWARE"; do
   [ -e "$f" ] || { echo "run-vm: $f missing: run Tests/VM/setup.sh and build the firmware first (make test-vm does both)" >&2; exit 2; }
 done
 KVER="$(cat "$KDIR/kver")"
 case "$KERNEL" in
   bookworm) KIMG="/boot/vmlinuz-$KVER" ;;
-  # Not the .build/vm/trixie/vmlinuz symlink: vng looks for the modules by
+  # Not the .build/vm/NAME/vmlinuz symlink: vng looks for the modules by
   # walking up from the image's path to a directory with lib/modules.
-  trixie)   KIMG="$KDIR/root/boot/vmlinuz-$KVER" ;;
+  *)        KIMG="$KDIR/root/boot/vmlinuz-$KVER" ;;
 esac
 OUT="$CACHE/out/run-$(date +%Y%m%d-%H%M%S)-$KERNEL${WL_VM_TAG:+-$WL_VM_TAG}"
 mkdir -p "$OUT"

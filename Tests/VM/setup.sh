@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # Idempotent host setup for the Wristlink VM integration harness (run as root).
 #  - Debian packages: qemu (TCG), Debian's own 6.1 kernel + headers + source,
-#    busybox (virtme-ng's initramfs), gpiod 1.6, bluez tools, libbluetooth-dev
+#    busybox (virtme-ng's initramfs), gpiod 1.6, bluez tools, libbluetooth-dev,
+#    curl (fetch-kernel.sh: files that left an index)
 #  - Python venv with pinned virtme-ng + bumble  -> .build/vm/venv
 #  - out-of-tree gpio-sim.ko for the installed kernel -> .build/vm/gpio-sim/
-#  - when WL_VM_KERNELS names trixie (default "bookworm trixie"): Debian
-#    trixie's 6.12 kernel, modules and gpio-sim.ko, fetched without installing
-#    them (fetch-trixie.sh) -> .build/vm/trixie/
+#  - for each of trixie (6.12), k618 (6.18) and k7 (7.x) that WL_VM_KERNELS
+#    names (default "bookworm trixie k618 k7"): that kernel, its modules and
+#    gpio-sim.ko, fetched without installing them (fetch-kernel.sh NAME;
+#    the packages cached in .build/vm/NAME/debs) -> .build/vm/NAME/
 # Every step is skipped when its result is already there; the network steps
 # are bounded (WL_SETUP_NET_TIMEOUT, default 900 s) so `make test` cannot hang.
 set -euo pipefail
@@ -27,7 +29,7 @@ command -v bc >/dev/null || { timeout 900 apt-get install -y -q bc >/dev/null 2>
 APT_PKGS=(
   qemu-system-x86 busybox-static kmod
   linux-image-amd64 linux-headers-amd64 linux-source-6.1
-  build-essential xz-utils bc file
+  build-essential xz-utils bc file curl
   gpiod
   bluez libbluetooth-dev
 )
@@ -84,11 +86,14 @@ else
   phase "gpio-sim: up to date"
 fi
 
-# ------------------------------------------------------ trixie's 6.12 kernel
-KERNELS="${WL_VM_KERNELS:-bookworm trixie}"
-case " ${KERNELS//,/ } " in
-  *" trixie "*) "$HERE/fetch-trixie.sh" ;;
-  *) phase "trixie kernel: not asked for (WL_VM_KERNELS=$KERNELS)" ;;
-esac
+# ------------------------------------- trixie's 6.12, backports' 6.18 and 7.x
+for k in ${WL_VM_KERNELS:-bookworm trixie k618 k7}; do
+  k="${k//,/}"
+  case "$k" in
+    bookworm|"") ;;
+    trixie|k618|k7) "$HERE/fetch-kernel.sh" "$k" ;;
+    *) echo "setup: WL_VM_KERNELS names '$k': bookworm, trixie, k618 or k7"; exit 1 ;;
+  esac
+done
 
 phase "done"

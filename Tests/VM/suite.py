@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
+import fcntl
 import json
 import logging
 import os
@@ -92,14 +94,42 @@ def ad_structures(data: bytes) -> list[tuple[int, bytes]]:
     return out
 
 
+def read_available(path: str, offset: int = 0) -> bytes:
+    """The bytes of a file that another process is still writing (btmon's
+    trace, the firmware's events and log, all in the shared results folder),
+    from `offset` to what can be read now. On 6.18 the guest's 9p client
+    failed a read of btmon's growing trace with ENODATA (case 1, 2026-12-02:
+    a read racing the writer's append); 6.1 and 6.12 never did. What came
+    before that is returned and the caller reads the rest at its next poll,
+    as after a short read."""
+    chunks = []
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.lseek(fd, offset, os.SEEK_SET)
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except OSError as e:
+                if e.errno != errno.ENODATA:
+                    raise
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
 def monitor_records(path: str) -> list[tuple[int, bytes]]:
     """(monitor opcode, payload) of every record of a btmon (monitor format)
     btsnoop file, in order."""
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_available(path)
     out, i = [], BTSNOOP_HEADER
     while i + 24 <= len(data):
         _, included, flags, _, _ = struct.unpack(">IIIIq", data[i:i + 24])
+        if i + 24 + included > len(data):
+            break   # the record btmon is writing now
         out.append((flags & 0xFFFF, data[i + 24:i + 24 + included]))
         i += 24 + included
     return out
@@ -139,6 +169,30 @@ def mgmt_events(path: str, code: int) -> list[bytes]:
     management socket (btmon's control records: cookie(4) code(2) params)."""
     return [r[6:] for kind, r in monitor_records(path)
             if kind == MON_CTRL_EVENT and len(r) >= 6 and int.from_bytes(r[4:6], "little") == code]
+
+
+# <linux/gpio.h> uAPI v2: _IOWR(0xB4, 0x07, struct gpio_v2_line_request),
+# 592 bytes: offsets[64] u32, consumer[32], config (flags u64, num_attrs
+# u32, padding[5], attrs[10] of 24 bytes), num_lines u32,
+# event_buffer_size u32, padding[5] u32, fd s32.
+GPIO_V2_GET_LINE_IOCTL = 0xC250B407
+GPIO_V2_LINE_FLAG_OUTPUT = 1 << 3
+
+
+def hold_line_v2(chip: str, offset: int, consumer: str) -> int:
+    """Requests line `offset` of /dev/`chip` as an output (low) labelled
+    `consumer`; the line's file descriptor (closing it frees the line)."""
+    req = bytearray(592)
+    struct.pack_into("<I", req, 0, offset)
+    req[256:256 + len(consumer)] = consumer.encode()
+    struct.pack_into("<Q", req, 288, GPIO_V2_LINE_FLAG_OUTPUT)
+    struct.pack_into("<I", req, 560, 1)
+    fd = os.open(f"/dev/{chip}", os.O_RDWR | os.O_CLOEXEC)
+    try:
+        fcntl.ioctl(fd, GPIO_V2_GET_LINE_IOCTL, req)
+    finally:
+        os.close(fd)
+    return struct.unpack_from("<i", req, 588)[0]
 
 
 def address_wire(address: str) -> bytes:
@@ -295,9 +349,7 @@ class Firmware:
 
     def poll(self) -> None:
         try:
-            with open(self.events_path, "rb") as f:
-                f.seek(self._offset)
-                chunk = f.read()
+            chunk = read_available(self.events_path, self._offset)
         except FileNotFoundError:
             return
         self._offset += len(chunk)
@@ -364,8 +416,7 @@ class Firmware:
 
     def log_text(self) -> str:
         try:
-            with open(self.log_path, errors="replace") as f:
-                return f.read()
+            return read_available(self.log_path).decode(errors="replace")
         except FileNotFoundError:
             return ""
 
@@ -491,11 +542,10 @@ class Suite:
                 continue
             start = offsets.get(path, 0)
             rel = os.path.relpath(path, self.args.out).replace("/", "-")
-            with open(path, "rb") as src, open(os.path.join(case_dir, rel), "wb") as dst:
+            with open(os.path.join(case_dir, rel), "wb") as dst:
                 if path.endswith(".btsnoop") and start > BTSNOOP_HEADER:
-                    dst.write(src.read(BTSNOOP_HEADER))
-                src.seek(start)
-                dst.write(src.read())
+                    dst.write(read_available(path)[:BTSNOOP_HEADER])
+                dst.write(read_available(path, start))
         if os.path.exists(self.fw.bonds_path):
             shutil.copy(self.fw.bonds_path, os.path.join(case_dir, "state-bonds"))
 
@@ -1552,10 +1602,20 @@ class Suite:
                      f"ok   output vibration: vibration ({chip} offset 2), free"):
             check(s.has_line(out, want), f"doctor printed no line starting {want!r}: {out}")
 
-        s.note("gpioset holds led-call")
         check(shutil.which("gpioset") is not None, "no gpioset (Tests/VM/setup.sh installs gpiod)")
-        holder = await asyncio.create_subprocess_exec("gpioset", "--mode=signal", chip, "1=0",
-                                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # The guest's gpioset is bookworm's libgpiod 1.6 (uAPI v1): on a
+        # kernel without CONFIG_GPIO_CDEV_V1 (Debian's 7.x) the suite holds
+        # the line itself through uAPI v2, with gpioset's own consumer
+        # label, as trixie's gpioset 2.x would.
+        v1 = subprocess.run(["gpioinfo", chip], capture_output=True).returncode == 0
+        holder, held_fd = None, -1
+        if v1:
+            s.note("gpioset holds led-call")
+            holder = await asyncio.create_subprocess_exec("gpioset", "--mode=signal", chip, "1=0",
+                                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        else:
+            s.note("led-call held through uAPI v2 as \"gpioset\" (no GPIO uAPI v1 in this kernel)")
+            held_fd = hold_line_v2(chip, 1, "gpioset")
         try:
             want = (f'FAIL output led-call: led-call ({chip} offset 1) is held by "gpioset" — stop that process '
                     f"(gpioinfo {chip} lists who holds which line); the firmware cannot request it")
@@ -1570,12 +1630,15 @@ class Suite:
             rc, _, err = await s.wristlink("test-board", "--board", s.args.board, "--on-ms", "50", "--timeout-ms", "500")
             check(rc == 1 and "led-call" in err and "is busy" in err, f"test-board beside gpioset: exit {rc}, {err!r}")
         finally:
-            holder.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(holder.wait(), 5)
-            except asyncio.TimeoutError:
-                holder.kill()
-                await holder.wait()
+            if held_fd >= 0:
+                os.close(held_fd)
+            if holder is not None:
+                holder.send_signal(signal.SIGTERM)
+                try:
+                    await asyncio.wait_for(holder.wait(), 5)
+                except asyncio.TimeoutError:
+                    holder.kill()
+                    await holder.wait()
 
         s.note("test-board: every output lit in turn, both buttons pressed")
         outputs = ["led-notify", "led-call", "vibration"]

@@ -13,7 +13,7 @@ echo "in-chroot: kernel $KVER"
 grep -E '^(# )?CONFIG_(GPIO_SIM|IRQ_SIM|BT_HCIVHCI|GPIO_CDEV|GPIO_CDEV_V1|CONFIGFS_FS|NET_9P_VIRTIO|9P_FS)[= ]' "$CONFIG" || true
 
 # ------------------------------------------------------------ gpio-sim.ko
-# Tests/VM/gpio-sim/build.sh (shared with setup.sh and fetch-trixie.sh),
+# Tests/VM/gpio-sim/build.sh (shared with setup.sh and fetch-kernel.sh),
 # copied in with its Kbuild, against this root's linux-source and headers.
 if grep -q '^CONFIG_GPIO_SIM=[ym]' "$CONFIG"; then
     echo "in-chroot: the kernel has gpio-sim"
