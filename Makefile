@@ -138,7 +138,7 @@ vm-setup:
 # suite's libraries (.build/pi-sysroot-SUITE, from scripts/pi-deps); the
 # libgpiod backend follows the sysroot's pkg-config version.
 # Every Swift module of the binary in dependency order, the entry point last.
-PI_MODULES ?= $(CORE_MODULES) PlatformLinux App wristlink-pi
+PI_MODULES ?= $(filter-out PhoneSim,$(CORE_MODULES)) PlatformLinux App wristlink-pi
 PI_SUITES ?= trixie bookworm
 # Issue 9's goal is 256 KiB; the whole firmware is over it today (see
 # docs/pi-build.md "Size"), so the check guards against growth instead.

@@ -88,9 +88,13 @@ var targets: [Target] = [
 
     .target(
         name: "App",
-        dependencies: ["Firmware", "AMS", "CTS", "PlatformLinux", "Platform", "Config", "Feedback", "Mgmt", "PhoneSim", "ANCS", "ATT", "GATT", "Bounded"],
+        dependencies: ["Firmware", "AMS", "CTS", "PlatformLinux", "Platform", "Config", "Feedback", "Mgmt", "ANCS", "ATT", "GATT", "Bounded"],
         swiftSettings: core),
-    .executableTarget(name: "wristlink", dependencies: ["App", "PlatformLinux"], swiftSettings: core),
+    // The host build's own commands (`phone`, `sim`): the only module that
+    // brings PhoneSim into `wristlink`, so the Pi binary, built from App and
+    // `wristlink-pi` alone, has no simulator code by construction.
+    .target(name: "HostTools", dependencies: ["App", "PhoneSim", "PlatformLinux", "Config", "ATT", "Bounded"], swiftSettings: core),
+    .executableTarget(name: "wristlink", dependencies: ["App", "HostTools", "PlatformLinux"], swiftSettings: core),
     // The simulated iPhone (ANCS Notification Provider), sans-IO like the core.
     .target(name: "PhoneSim", dependencies: ["Bounded", "ATT", "GATT", "ANCS", "AMS", "CTS"], swiftSettings: core),
     // The Pi binary's bring-up entry point (docs/pi-build.md); built here too

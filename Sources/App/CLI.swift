@@ -33,11 +33,11 @@ public struct UsageError: Error {
 
 /// Flags in the `--name value` form, with repeated or unknown flags refused.
 /// A handful of flags: lists searched in order, not hashed.
-struct Arguments {
+public struct Arguments {
     private var values: [(name: String, value: String)] = []
     private var flags: [String] = []
 
-    init(_ args: ArraySlice<String>, valued: [String], boolean: [String] = []) throws(UsageError) {
+    public init(_ args: ArraySlice<String>, valued: [String], boolean: [String] = []) throws(UsageError) {
         var i = args.startIndex
         while i < args.endIndex {
             let arg = args[i]
@@ -68,15 +68,15 @@ struct Arguments {
         }
     }
 
-    func value(_ name: String) -> String? {
+    public func value(_ name: String) -> String? {
         for entry in values where entry.name.utf8Equals(name) { return entry.value }
         return nil
     }
 
     /// A `boolean` flag was given.
-    func flag(_ name: String) -> Bool { Self.list(flags, has: name) }
+    public func flag(_ name: String) -> Bool { Self.list(flags, has: name) }
 
-    static func list(_ names: some Sequence<String>, has name: String) -> Bool { names.contains { $0.utf8Equals(name) } }
+    public static func list(_ names: some Sequence<String>, has name: String) -> Bool { names.contains { $0.utf8Equals(name) } }
 }
 
 /// A command that one build adds to the firmware's (the host build's
@@ -118,19 +118,6 @@ public enum CLI {
                         5 hardware or OS set-up failed (systemd: NOTINSTALLED),
                         6 bad board/policy/scenario file (systemd: NOTCONFIGURED)
             """
-    }
-
-    /// The host build's simulator commands. The Pi binary passes none, so
-    /// PhoneSim's code drops out of it at link time (docs/pi-build.md).
-    public static var simulatorCommands: [ExtraCommand] {
-        [
-            ExtraCommand(
-                name: "phone", summary: "phone    a simulated iPhone (ANCS Notification Provider) for run --link unix",
-                usage: PhoneCommand.usage, main: PhoneCommand.main),
-            ExtraCommand(
-                name: "sim", summary: "sim      run + phone + a simulated board in this terminal (what `make run` starts)",
-                usage: SimCommand.usage, main: SimCommand.main),
-        ]
     }
 
     static let versionUsage = """
@@ -198,7 +185,7 @@ public enum CLI {
     }
 
     /// Reports a usage error and returns its exit code.
-    static func fail(_ error: UsageError, command: String) -> Int32 {
+    public static func fail(_ error: UsageError, command: String) -> Int32 {
         Log.error("\(error.message) (see wristlink \(command) --help)")
         return ExitCode.usage
     }

@@ -285,24 +285,31 @@ extension RunCommand.Options {
 /// wearer's settings is kept as still fits: a bad policy falls back alone
 /// when the defaults' policy fits the wearer's board, and only otherwise
 /// are both set aside.
-enum ConfigFiles {
-    struct Paths {
+public enum ConfigFiles {
+    public struct Paths {
         var board: String
         var policy: String
         var fallbackBoard: String? = nil
         var fallbackPolicy: String? = nil
+
+        public init(board: String, policy: String, fallbackBoard: String? = nil, fallbackPolicy: String? = nil) {
+            self.board = board
+            self.policy = policy
+            self.fallbackBoard = fallbackBoard
+            self.fallbackPolicy = fallbackPolicy
+        }
     }
 
-    struct Settings {
-        var board: BoardConfig
-        var policy: PolicyConfig
+    public struct Settings {
+        public var board: BoardConfig
+        public var policy: PolicyConfig
         /// A file given had an error and its fallback is in use.
         var fellBack: Bool
         /// The board is the fallback one.
         var fallbackBoard = false
     }
 
-    enum Loaded {
+    public enum Loaded {
         case success(Settings)
         /// What went wrong, one line each (logged as they are).
         case failure([String])
@@ -351,7 +358,7 @@ enum ConfigFiles {
 
     /// `boardUnusable`: the given board parsed but its lines could not be
     /// had (the reason), so its fallback is used whatever it says.
-    static func load(_ paths: Paths, boardUnusable: String? = nil) -> Loaded {
+    public static func load(_ paths: Paths, boardUnusable: String? = nil) -> Loaded {
         var fellBack = false
         // The board: the given one, else its fallback.
         var board: BoardConfig

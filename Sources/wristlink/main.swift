@@ -2,6 +2,7 @@
 // wristlink: see `wristlink help` and README.md. This host build adds the
 // simulator's commands to the firmware's.
 import App
+import HostTools
 import PlatformLinux
 
-ProcessControl.exit(CLI.main(ProcessControl.arguments, extra: CLI.simulatorCommands))
+ProcessControl.exit(CLI.main(ProcessControl.arguments, extra: HostTools.simulatorCommands))

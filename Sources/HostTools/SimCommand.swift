@@ -7,6 +7,7 @@
 // notifications on the phone's console. What you see is exactly what a
 // script reading --events would see.
 
+import App
 import Bounded
 import Config
 import PlatformLinux

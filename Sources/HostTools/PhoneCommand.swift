@@ -4,6 +4,7 @@
 // typed on stdin are scenario commands too (that is how `wristlink sim`
 // drives it). Every phone event is printed on stdout, one line each.
 
+import App
 import ATT
 import Bounded
 import PhoneSim

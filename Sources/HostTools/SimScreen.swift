@@ -3,6 +3,7 @@
 // session state, and the latest events, rebuilt from the firmware's JSON
 // events stream and the phone's console lines.
 
+import App
 import PlatformLinux
 
 struct SimScreen {
