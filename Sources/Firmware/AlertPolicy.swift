@@ -3,8 +3,8 @@
 // and the wearable's own indications, on the pattern player it owns. Fed
 // the link's events by WearableCore (which reports them first); reads the
 // session lent with each call and asks the link for attributes. The rules
-// (docs/config.md for the syntax, docs/architecture.md "Alerts" for the
-// reasons):
+// (docs/config.md for the syntax, docs/decisions/lasting-alerts.md and
+// replay-and-rule-waits.md for the reasons):
 // - Added, not PreExisting: the category's alert plays on its outputs, owned
 //   by the notification's UID. Important swaps in the stronger patterns;
 //   Silent removes every motor output. An incoming call's alert repeats

@@ -5,7 +5,7 @@
 // answer does not count: real iPhones can stop notifying while the Control
 // Point still answers). Both run only while the link is live and no command
 // is in flight; the owner says so in `deadline`/`advance`. Rationale:
-// docs/architecture.md, "Link procedures".
+// docs/decisions/keep-alive-and-resubscription.md.
 
 import Bounded
 

@@ -18,7 +18,7 @@
 // the keep-alive, long writes, and the real-iPhone quirks: permission
 // waits, ANCS shown only when encrypted, bonded phones encrypting by
 // themselves, silent subscription loss, a dead Notification Source):
-// docs/architecture.md, "Link procedures".
+// docs/decisions/ (link-procedures.md and the records it links).
 
 import AMS
 import ANCS

@@ -3,7 +3,7 @@
 // the phone has had its chance to encrypt by itself. A value type with the
 // link's other timers' shape: inputs say what happened, `deadline` says
 // when it next needs time, `advance` says what became due. Rationale:
-// docs/architecture.md, "Link procedures".
+// docs/decisions/link-procedures.md.
 
 import Bounded
 

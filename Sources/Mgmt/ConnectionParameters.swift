@@ -53,7 +53,7 @@ public struct ConnectionParameters: Equatable, Sendable {
                   latencyEvents: latencyEvents, supervisionTimeoutUnits: UInt16(supervisionTimeoutMs / 10))
     }
 
-    /// The wearable's choice (docs/architecture.md, "Connection parameters"):
+    /// The wearable's choice (docs/decisions/connection-parameters.md):
     /// 45–75 ms, no latency, 4 s timeout. A press reaches the phone within
     /// one interval and a notification reaches the wearable within one,
     /// while the radio wakes 13–22 times a second (the kernel's default,

@@ -23,8 +23,8 @@
 //   BondFile.swift         the text state file: serialize and parse
 //   ControllerSetup.swift  start-up sequencer and advertising cadence
 //
-// Choices where the document leaves room are listed in docs/architecture.md
-// ("Management interface").
+// Choices where the document leaves room are in docs/decisions/ (mgmt-decoding,
+// controller-setup, advertising-*, connection-parameters, address-privacy, bonds).
 
 /// Packet framing shared by commands and events: code (2), controller index
 /// (2), parameter length (2), all little-endian.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Which notification a button acts on (docs/architecture.md, "Alerts",
-// Buttons): the incoming call when one is present, even when a newer
+// Which notification a button acts on (docs/decisions/button-targets.md):
+// the incoming call when one is present, even when a newer
 // notification offers the same action; otherwise the most recent
 // notification offering it. Checked on the Perform Notification Action
 // bytes written to the Control Point (`02 UID ActionID`, in a Write

@@ -69,7 +69,7 @@ image_boot() {
 kernels=(${VM_KERNELS:-bookworm trixie k618 k7})
 # Lane 1: the first kernel's suite, the image's boot test, the libgpiod 2
 # cases, then the 3rd, 5th... kernels; lane 2: the systemd case, then the
-# 2nd, 4th... kernels. With the figures of Tests/VM/NOTES.md ("Two lanes":
+# 2nd, 4th... kernels. With the figures of Tests/VM/NOTES.md ("Current figures":
 # about 270 s per suite, 380 s for the boot test, 110 s for the libgpiod 2
 # cases, 490 s for the systemd case) that splits about 1030 s against
 # 1030 s with four kernels.

@@ -234,7 +234,7 @@ async def hci_commands_soon(path: str, opcode: int, want, seconds: float) -> lis
 
 def bond_records(text: str, address: str) -> dict[str, list[str]]:
     """The bond file's `ltk` and `irk` lines for `address` (12 hex digits,
-    most significant first, as the file writes it; docs/architecture.md)."""
+    most significant first, as the file writes it; docs/decisions/bonds.md)."""
     out: dict[str, list[str]] = {"ltk": [], "irk": []}
     for line in text.splitlines():
         fields = line.split(" ")
