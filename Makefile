@@ -9,6 +9,10 @@ SWIFT ?= swift
 # scripts/build-pi) for `wristlink --version`.
 export WRISTLINK_VERSION := $(shell cat VERSION)
 export WRISTLINK_REVISION := $(shell scripts/revision)
+# The libgpiod API PlatformLinux is built for (Package.swift): the major
+# version pkg-config finds, 1 without one. Expanded when a recipe runs (=,
+# not :=), so a sub-make after `deps` has installed libgpiod-dev sees it.
+export WRISTLINK_GPIOD = $(or $(shell pkg-config --modversion libgpiod 2>/dev/null | cut -d. -f1),1)
 # Tests run on the optimised build: it is what ships, preconditions stay on,
 # and allocation counts only mean something there.
 CONFIG ?= release

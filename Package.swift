@@ -18,31 +18,19 @@ let core: [SwiftSetting] = [
     .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
 ]
 
-// The libgpiod backend of PlatformLinux follows the libgpiod that pkg-config
-// finds (docs/pi-build.md "Which libgpiod"): 1.x (Debian 12 bookworm, this
-// host) compiles GPIODLines.swift, 2.x (Debian 13 trixie) GPIODLines2.swift
-// through the compilation condition GPIOD2. WRISTLINK_GPIOD=1 or 2 overrides
-// the probe; PKG_CONFIG_PATH=.build/pi-sysroot-trixie-amd64/pkgconfig aims
-// the probe and the CGPIOD module at trixie's libgpiod-dev (scripts/pi-deps).
-func libgpiodMajor() -> Int {
-    if let forced = Context.environment["WRISTLINK_GPIOD"], let major = Int(forced) { return major }
-    #if canImport(Foundation)
-    let probe = Process()
-    probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    probe.arguments = ["pkg-config", "--modversion", "libgpiod"]
-    let output = Pipe()
-    probe.standardOutput = output
-    probe.standardError = FileHandle.nullDevice
-    guard (try? probe.run()) != nil else { return 1 }
-    let version = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    probe.waitUntilExit()
-    guard probe.terminationStatus == 0, let major = Int(version.prefix { $0 != "." }) else { return 1 }
-    return major
-    #else
-    return 1
-    #endif
-}
-let gpiod: [SwiftSetting] = libgpiodMajor() >= 2 ? [.define("GPIOD2")] : []
+// The libgpiod backend of PlatformLinux (docs/pi-build.md "Which libgpiod"):
+// 1.x (Debian 12 bookworm, this host) compiles GPIODLines.swift, 2.x
+// (Debian 13 trixie) GPIODLines2.swift through the compilation condition
+// GPIOD2. The manifest does not probe the system: the Makefile passes
+// WRISTLINK_GPIOD (pkg-config's major version of libgpiod) and a bare
+// `swift build` means 1. The API picked reaches CGPIOD's shim.h too, which
+// stops a build against the other major's <gpiod.h> with one clear error
+// instead of a page of missing names. An environment variable, so SwiftPM
+// evaluates the manifest again when it changes.
+let libgpiodMajor = Context.environment["WRISTLINK_GPIOD"].flatMap { Int($0) } ?? 1
+let gpiod: [SwiftSetting] =
+    (libgpiodMajor >= 2 ? [.define("GPIOD2")] : [])
+    + [.unsafeFlags(["-Xcc", "-DWRISTLINK_GPIOD_API=\(libgpiodMajor >= 2 ? 2 : 1)"])]
 
 // What `wristlink --version` says (docs/versions.md): the version is the
 // VERSION file's, the git revision the one the Makefile passes in

@@ -9,4 +9,15 @@
 
 #include <gpiod.h>
 
+/* PlatformLinux is compiled for one libgpiod API (WRISTLINK_GPIOD from the
+ * Makefile, docs/pi-build.md): a <gpiod.h> of the other major stops here,
+ * in one line. 1.x defines GPIOD_LINE_BULK_MAX_LINES, 2.x does not. */
+#if defined(WRISTLINK_GPIOD_API)
+#  if WRISTLINK_GPIOD_API == 1 && !defined(GPIOD_LINE_BULK_MAX_LINES)
+#    error "this <gpiod.h> is libgpiod 2.x but the build asked for the 1.x API: build with make, or set WRISTLINK_GPIOD=2"
+#  elif WRISTLINK_GPIOD_API == 2 && defined(GPIOD_LINE_BULK_MAX_LINES)
+#    error "this <gpiod.h> is libgpiod 1.x but the build asked for the 2.x API: build with make, or set WRISTLINK_GPIOD=1"
+#  endif
+#endif
+
 #endif
