@@ -69,7 +69,7 @@ var targets: [Target] = [
     .target(name: "CBuildInfo", cSettings: buildInfo),
     .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
     .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
-    .target(name: "PlatformLinux", dependencies: ["Platform", "Bounded", "CLinux", "CBuildInfo", "CBlueZ", "CGPIOD", "Config"], swiftSettings: core + gpiod),
+    .target(name: "PlatformLinux", dependencies: ["Platform", "ATT", "Bounded", "CLinux", "CBuildInfo", "CBlueZ", "CGPIOD", "Config"], swiftSettings: core + gpiod),
     .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Mgmt", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Config", dependencies: ["Bounded", "Feedback", "ANCS", "AMS", "CTS"], swiftSettings: core),

@@ -11,6 +11,7 @@
 // again after 1 s, doubling to 60 s, each failure reported
 // (`bondsNotSaved`); shutdown tries once more whatever the back-off says.
 
+import ATT
 import Bounded
 import Mgmt
 import Platform
@@ -42,8 +43,8 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
         self.effects = Effects(sink: sink, retryDelayMs: core.controller.config.retryDelayMs)
         self.core = core
         statusText = ByteBuffer(capacity: 160)
-        pdu = ByteBuffer(capacity: 517)
-        out = ByteBuffer(capacity: 517)
+        pdu = ByteBuffer(capacity: ATTMTU.maximum)
+        out = ByteBuffer(capacity: ATTMTU.maximum)
         mgmt = ByteBuffer(capacity: 1024)
         // Room for the largest file the bond store can make, so a save never
         // fails for want of buffer.

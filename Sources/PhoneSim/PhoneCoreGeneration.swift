@@ -162,7 +162,7 @@ extension PhoneCore {
         guard !dataSource.isEmpty else { return false }
         let offset = dataSourceOffset
         let fragmentMax = bearer.mtu - 3
-        var fragment = InlineBytes<517>()
+        var fragment = InlineBytes<517>()  // ATTMTU.maximum (a generic argument must be a literal)
         var total = 0
         _ = dataSource.withFirst { whole in
             total = whole.count

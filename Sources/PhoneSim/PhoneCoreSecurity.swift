@@ -81,7 +81,7 @@ extension PhoneCore {
         emit(.secured(newlyPaired: !reencrypt))
         applyANCSHiding()
         // A local copy: processing mutates self, which owns the queue.
-        var pdu = InlineBytes<517>()
+        var pdu = InlineBytes<517>()  // ATTMTU.maximum (a generic argument must be a literal)
         while !held.isEmpty, isConnected, security == .secured {
             pdu.removeAll()
             _ = held.withFirst { pdu.append($0) }

@@ -9,6 +9,7 @@
 // file holds every title and message the phone sent, so it is the wearer's
 // alone (PrivateFile.swift: 0600, no symbolic link followed).
 
+import ATT
 import Bounded
 import CLinux
 
@@ -23,7 +24,7 @@ public struct BtsnoopWriter: ~Copyable {
 
     public init(path: String) throws(SystemError) {
         fd = try PrivateFile.openForWriting(path)
-        record = ByteBuffer(capacity: 24 + 1 + 4 + 4 + 517)
+        record = ByteBuffer(capacity: 24 + 1 + 4 + 4 + ATTMTU.maximum)
         var header = ByteBuffer(capacity: 16)
         for c in "btsnoop".utf8 { header.append(c) }
         header.append(0)

@@ -8,6 +8,7 @@
 // packet is dropped (counted, logged) and the ATT transaction timeout ends
 // the link cleanly.
 
+import ATT
 import Bounded
 import CLinux
 import Platform
@@ -21,7 +22,8 @@ public struct LinkCounters: Equatable, Sendable {
 }
 
 struct PacketSocket: ~Copyable {
-    static let maxPacketBytes = 517
+    /// The largest ATT PDU a link carries (ATT's `ATTMTU.maximum`).
+    static let maxPacketBytes = ATTMTU.maximum
 
     private(set) var fd: Int32
     private var pending: PacketQueue
