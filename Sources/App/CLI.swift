@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The command line: `wristlink run | phone | sim | forget | lines-off |
-// doctor | test-board | version | help` (`phone` and `sim` in the host
+// doctor | test-board | pinout | version | help` (`phone` and `sim` in the host
 // build only). Parsing is by
 // hand (no outside packages); every bad flag or file gives one clear line on
 // stderr and a documented exit code. Arguments compare as UTF-8 bytes
@@ -111,6 +111,7 @@ public enum CLI {
               lines-off  every output of a board off (for systemd after a crash)
               doctor   checks what the firmware needs, one ok/FAIL line each (read-only, beside the service)
               test-board  a wiring test: each output lit in turn, each button pressed (service stopped)
+              pinout   the 40-pin header with the board file's lines on their pins (reads the file only)
               version  the version, git revision, libgpiod API and licence, on one line (also --version)
               help     this text, or `wristlink help <command>`
 
@@ -145,6 +146,7 @@ public enum CLI {
         if command.utf8Equals("lines-off") { return LinesOffCommand.main(rest) }
         if command.utf8Equals("doctor") { return DoctorCommand.main(rest) }
         if command.utf8Equals("test-board") { return TestBoardCommand.main(rest) }
+        if command.utf8Equals("pinout") { return PinoutCommand.main(rest) }
         if Arguments.list(["version", "--version"], has: command) { return version(rest) }
         if Arguments.list(["help", "--help", "-h"], has: command) { return help(rest.first ?? "", extra: extra) }
         for c in extra where c.name.utf8Equals(command) { return c.main(rest) }
@@ -178,6 +180,7 @@ public enum CLI {
         if command.utf8Equals("lines-off") { return LinesOffCommand.usage }
         if command.utf8Equals("doctor") { return DoctorCommand.usage }
         if command.utf8Equals("test-board") { return TestBoardCommand.usage }
+        if command.utf8Equals("pinout") { return PinoutCommand.usage }
         if Arguments.list(["version", "--version"], has: command) { return versionUsage }
         if Arguments.list(["help", "--help", "-h"], has: command) { return usage(extra: extra) }
         for c in extra where c.name.utf8Equals(command) { return c.usage }
