@@ -135,7 +135,8 @@ var products: [Product] = [.executable(name: "wristlink", targets: ["wristlink"]
 // (`make fuzz` sets WRISTLINK_FUZZ=1).
 if Context.environment["WRISTLINK_FUZZ"] != nil {
     targets.append(.executableTarget(
-        name: "wristlink-fuzz", dependencies: ["ANCS", "ATT", "GATT", "Firmware", "Mgmt", "Config", "PhoneSim", "PlatformLinux", "Bounded"], path: "Tests/Fuzz", swiftSettings: core))
+        name: "wristlink-fuzz", dependencies: ["ANCS", "ATT", "GATT", "Firmware", "Mgmt", "Config", "PhoneSim", "PlatformLinux", "Bounded"], path: "Tests/Fuzz",
+        exclude: ["seeds"], swiftSettings: core))
 }
 
 let package = Package(
