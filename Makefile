@@ -64,6 +64,7 @@ build-tests: deps
 
 test-unit: build-tests
 	$(SWIFT) test -c $(CONFIG) --skip-build
+	@scripts/wiring-svg --check .build/$(CONFIG)/wristlink > /dev/null && echo "wiring-svg: docs/wiring-pi-zero-2w.svg agrees with wristlink pinout"
 
 # The inner loop: the host build and the unit tests only (no VMs, no cross
 # builds, no packages, no image), timed.
