@@ -26,6 +26,7 @@ import ANCS
 import Bounded
 import Config
 import Feedback
+import GATT
 import Mgmt
 import Platform
 
@@ -118,6 +119,10 @@ public struct WearableConfig: Sendable {
     public init(board: BoardConfig, policy: PolicyConfig) {
         self.board = board
         self.policy = policy
+        // The board's Bluetooth name goes to the kernel (advertisement,
+        // scan response) and to our GAP Device Name.
+        controller.name = board.bluetoothName
+        link.deviceName = GATTServer.DeviceName(board.bluetoothName)
     }
 }
 

@@ -35,6 +35,18 @@ func failures(_ f: DoctorFacts) -> [String] { lines(f, "FAIL") }
 
 @Suite("wristlink doctor: checks from facts")
 struct DoctorTests {
+    @Test("the board's bluetooth-name is shown, with the part the advertisement has room for")
+    func bluetoothName() throws {
+        var f = try healthyFacts()
+        var board = try BoardConfig.parse(readRepositoryFile("board/pi-zero-2w/board.conf"))
+        board.bluetoothName = "Chloë's watch"
+        f.board = .parsed(board)
+        #expect(lines(f, "ok   bluetooth name") == ["ok   bluetooth name: \"Chloë's watch\" (scan response and Device Name; the advertisement carries \"Chlo\")"])
+        board.bluetoothName = "Watch"
+        f.board = .parsed(board)
+        #expect(lines(f, "ok   bluetooth name") == ["ok   bluetooth name: \"Watch\" (scan response and Device Name; the advertisement carries all of it)"])
+    }
+
     @Test("a healthy wearable: every line ok, exit 0")
     func healthy() throws {
         let f = try healthyFacts()
@@ -48,6 +60,7 @@ struct DoctorTests {
         #expect(text.contains("ok   controller hci0: powered, b8:27:eb:12:34:56 (public), LE, connectable, bondable"))
         #expect(text.contains("ok   wristlink.service: active (running), last exit status 0, result success"))
         #expect(text.contains("ok   board /etc/wristlink/board.conf: pi-zero-2w, 3 outputs, 2 buttons"))
+        #expect(text.contains("ok   bluetooth name: \"Wristlink\" (scan response and Device Name; the advertisement carries \"Wrist\")"))
         #expect(text.contains("ok   output led-notify: GPIO17 (gpiochip0 offset 17), held by the running service"))
         #expect(text.contains(
             "ok   button accept: GPIO22 (gpiochip0 offset 22), held by the running service, bias pull-up (board), level not read (the line is held)"))
