@@ -49,15 +49,17 @@ extension PolicyParser {
         for (list, line) in [
             (actionFailed, feedbackLines[0]), (nothingToDo, feedbackLines[1]), (settingsError, feedbackLines[4]),
             (phoneLost, feedbackLines[5]), (phoneBack, feedbackLines[6]),
-        ] {
+        ] + status.enumerated().map({ ($1, feedbackLines[Self.statusFeedbackBase + $0]) }) {
             checkEnds(list, line: line, what: "the feedback would never stop", remedy: "give it a repeat count", holdStopped: false, errors: &errors)
         }
-        return PolicyConfig(
+        var config = PolicyConfig(
             patterns: patterns, alerts: alerts, rules: rules, unread: unread, shortPress: shortPress,
             longPress: longPress, actionFailed: actionFailed, nothingToDo: nothingToDo, pairing: pairing,
             realertOnModified: realertOnModified, waitingPermission: waitingPermission,
             settingsError: settingsError, ringingShortPress: ringingShortPress, ringingLongPress: ringingLongPress,
             ringLimitMs: ringLimitMs, quietHours: quietHours, phoneLostMs: phoneLostMs, phoneLost: phoneLost, phoneBack: phoneBack)
+        config.status = status
+        return config
     }
 
     /// A pattern on `outputs` that would not end by itself: one that

@@ -43,9 +43,13 @@ struct PolicyParser {
     var settingsError: [OutputPattern] = []
     var phoneLost: [OutputPattern] = []
     var phoneBack: [OutputPattern] = []
+    /// By `WearerStatus.rawValue`.
+    var status = [[OutputPattern]](repeating: [], count: WearerStatus.all.count)
     /// action-failed, nothing-to-do, pairing, waiting-permission,
-    /// settings-error, phone-lost, phone-back.
-    var feedbackLines = [0, 0, 0, 0, 0, 0, 0]
+    /// settings-error, phone-lost, phone-back, then the status patterns
+    /// (`statusFeedbackBase` + `WearerStatus.rawValue`).
+    var feedbackLines = [Int](repeating: 0, count: 7 + WearerStatus.all.count)
+    static let statusFeedbackBase = 7
     var realertOnModified = false
     var realertLine = 0
 
@@ -320,11 +324,11 @@ struct PolicyParser {
         let args = line.arguments
         let events: [StaticString] = [
             "action-failed", "nothing-to-do", "pairing", "waiting-permission", "settings-error", "phone-lost", "phone-back",
-        ]
+        ] + WearerStatus.all.map { $0.keyword }
         guard let first = args.first, first.value == nil, let event = events.firstIndex(where: { first.key.matches($0) }) else {
             throw ConfigError(
                 line: number, .unknownKey,
-                "feedback is for action-failed, nothing-to-do, pairing, waiting-permission, settings-error, phone-lost or phone-back: e.g. `feedback action-failed vibration=failure`"
+                "feedback is for action-failed, nothing-to-do, pairing, waiting-permission, settings-error, phone-lost, phone-back, status-connected, status-waiting-permission, status-not-connected, status-pairing or status-settings-error: e.g. `feedback action-failed vibration=failure`"
             )
         }
         guard feedbackLines[event] == 0 else {
@@ -341,7 +345,8 @@ struct PolicyParser {
         case 3: waitingPermission = outputs
         case 4: settingsError = outputs
         case 5: phoneLost = outputs
-        default: phoneBack = outputs
+        case 6: phoneBack = outputs
+        default: status[event - Self.statusFeedbackBase] = outputs
         }
         feedbackLines[event] = number
     }
