@@ -200,6 +200,7 @@ public enum Doctor {
         }
         out.append(DoctorCheck(.ok, boardWhat, "\(board.name), \(board.outputs.count) outputs, \(board.buttons.count) buttons"))
         out.append(bluetoothName(board))
+        out.append(battery(f, board: board))
         out += policyChecks(f)
         if board.simulated {
             if f.simulatedGPIO {
@@ -218,26 +219,6 @@ public enum Doctor {
         }
         for line in f.lines { out.append(lineCheck(line, board: board, serviceActive: f.service?.isActive)) }
         return out
-    }
-
-    /// The board's Bluetooth name, and what of it the advertisement
-    /// carries (the phone's list shows the scan response's full name).
-    static func bluetoothName(_ board: BoardConfig) -> DoctorCheck {
-        let name = board.bluetoothName
-        var advertised = "none of it"
-        if let payload = try? AdvertisingPayload.solicitingService(ANCSUUID.service, name: Array(name.utf8).span) {
-            let data = (0..<payload.advertisingData.count).map { payload.advertisingData[$0] }
-            var i = 0
-            while i + 1 < data.count, data[i] > 0, i + 1 + Int(data[i]) <= data.count {
-                let type = data[i + 1]
-                if type == ADType.completeLocalName || type == ADType.shortenedLocalName {
-                    let text = String(decoding: data[(i + 2)..<(i + 1 + Int(data[i]))], as: UTF8.self)
-                    advertised = type == ADType.completeLocalName ? "all of it" : "\"\(text)\""
-                }
-                i += 1 + Int(data[i])
-            }
-        }
-        return DoctorCheck(.ok, "bluetooth name", "\"\(name)\" (scan response and Device Name; the advertisement carries \(advertised))")
     }
 
     static func policyChecks(_ f: DoctorFacts) -> [DoctorCheck] {

@@ -7,6 +7,7 @@ import Bounded
 import Config
 import Firmware
 import Mgmt
+import Platform
 import PlatformLinux
 
 public struct DoctorCheck: Equatable {
@@ -119,6 +120,11 @@ public struct DoctorFacts {
     /// --gpio sim: lines are simulated, none is looked at.
     public var simulatedGPIO = false
     public var lines: [LineFacts] = []
+    /// The power supplies of type Battery, by name
+    /// (`PowerSupplyReader.defaultRoot`), and the reading of the one the
+    /// board's `battery` picks (nil: none picked, or it said nothing).
+    public var batteries: [String] = []
+    public var batteryReading: BatteryReading? = nil
     public var stateDir = "/var/lib/wristlink"
     /// stat of the state directory, or why it failed.
     public var stateDirStatus: FileStatus? = FileStatus(

@@ -30,6 +30,17 @@ public enum OutputKind: Equatable, Sendable {
     case motor
 }
 
+/// Which power supply is the wearable's battery (`battery` in the board
+/// file).
+public enum BatteryChoice: Equatable, Sendable {
+    /// The first supply of type Battery, by name; none if there is none.
+    case auto
+    /// No battery: none is read or served.
+    case none
+    /// The supply of that name (/sys/class/power_supply/NAME).
+    case named(String)
+}
+
 public struct LineSpec: Equatable, Sendable {
     /// Our name for it (`led-notify`, `accept`): what the policy refers to.
     public var name: String
@@ -82,6 +93,8 @@ public struct BoardConfig: Equatable, Sendable {
     /// the scan response, the GAP Device Name and, as much as fits, the
     /// advertisement. UTF-8, at most `maxBluetoothNameBytes`.
     public var bluetoothName = BoardConfig.defaultBluetoothName
+    /// The battery's power supply (`battery NAME|auto|none`).
+    public var battery = BatteryChoice.auto
     /// Lines are simulated (`chip sim`): nothing is requested from the kernel.
     public var simulated: Bool
     /// The default chip for lines without their own `chip=`; nil: a named line
@@ -176,6 +189,7 @@ private struct BoardParser {
     var board = BoardConfig(name: "", simulated: false, outputs: [], buttons: [])
     var nameLine = 0
     var bluetoothNameLine = 0
+    var batteryLine = 0
     var chipLine = 0
     var debounceLine = 0
     var longPressLine = 0
@@ -212,6 +226,20 @@ private struct BoardParser {
             let name = try single(args, line, example: "bluetooth-name \"Anna's wristlink\"")
             try Self.checkBluetoothName(name, line: line.number)
             board.bluetoothName = name.description
+        case "battery":
+            try once(&batteryLine, line)
+            let value = try single(args, line, example: "battery auto")
+            if value.matches("auto") {
+                board.battery = .auto
+            } else if value.matches("none") {
+                board.battery = .none
+            } else {
+                try checkKernelName(value, what: "battery", line: line.number)
+                guard !value.bytes.contains(0x2F) else {
+                    throw ConfigError(line: line.number, .badLine, "battery takes auto, none or a supply's name in /sys/class/power_supply, not a path")
+                }
+                board.battery = .named(value.description)
+            }
         case "chip":
             try once(&chipLine, line)
             let chip = try single(args, line, example: "chip gpiochip0")
@@ -251,7 +279,7 @@ private struct BoardParser {
         default:
             throw ConfigError(
                 line: line.number, .unknownKey,
-                "unknown setting '\(line.verb)': a board file has name, bluetooth-name, chip, output, button, debounce-ms, long-press-ms and double-press-ms"
+                "unknown setting '\(line.verb)': a board file has name, bluetooth-name, battery, chip, output, button, debounce-ms, long-press-ms and double-press-ms"
             )
         }
     }

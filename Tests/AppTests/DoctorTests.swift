@@ -6,6 +6,7 @@ import App
 import Bounded
 import Config
 import Mgmt
+import Platform
 import PlatformLinux
 import Testing
 import TestSupport
@@ -45,6 +46,28 @@ struct DoctorTests {
         board.bluetoothName = "Watch"
         f.board = .parsed(board)
         #expect(lines(f, "ok   bluetooth name") == ["ok   bluetooth name: \"Watch\" (scan response and Device Name; the advertisement carries all of it)"])
+    }
+
+    @Test("the battery: its supply, level and status; none is said plainly; a named supply that is absent fails")
+    func battery() throws {
+        var f = try healthyFacts()
+        #expect(lines(f, "ok   battery") == ["ok   battery: none (board: battery auto; no supply of type Battery in /sys/class/power_supply)"])
+        f.batteries = ["BAT0"]
+        f.batteryReading = BatteryReading(percent: 82, estimated: false, status: .discharging, voltageMicrovolts: 3_871_000)
+        #expect(lines(f, "ok   battery") == ["ok   battery BAT0: 82%, discharging, 3871 mV"])
+        f.batteryReading = BatteryReading(percent: 55, estimated: true, status: .charging, voltageMicrovolts: 3_800_000)
+        #expect(lines(f, "ok   battery") == ["ok   battery BAT0: 55% (estimated from voltage_now), charging, 3800 mV"])
+        f.batteryReading = nil
+        #expect(lines(f, "note battery") == ["note battery BAT0: says neither capacity nor voltage_now — a level cannot be known from this supply"])
+        var board = try BoardConfig.parse(readRepositoryFile("board/pi-zero-2w/board.conf"))
+        board.battery = .named("max17048")
+        f.board = .parsed(board)
+        #expect(failures(f) == [
+            "FAIL battery max17048: no supply of type Battery named max17048 in /sys/class/power_supply — check `battery` in the board file against ls /sys/class/power_supply (a fuel gauge appears there once its driver is bound: dmesg), or write battery auto"
+        ])
+        board.battery = .none
+        f.board = .parsed(board)
+        #expect(lines(f, "ok   battery") == ["ok   battery: none (board: battery none)"])
     }
 
     @Test("a healthy wearable: every line ok, exit 0")

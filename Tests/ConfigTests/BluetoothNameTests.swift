@@ -58,3 +58,25 @@ struct BluetoothNameTests {
         #expect(try board(readRepositoryFile(path)).bluetoothName == "Wristlink")
     }
 }
+
+@Suite("Board file: battery, the power supply that is the wearable's battery")
+struct BatterySettingTests {
+    @Test("battery is auto without the line; auto, none and a supply's name are read")
+    func values() throws {
+        #expect(try board("name x\noutput a\nbutton b\n").battery == .auto)
+        #expect(try board("name x\nbattery none\noutput a\nbutton b\n").battery == BatteryChoice.none)
+        #expect(try board("name x\nbattery auto\noutput a\nbutton b\n").battery == .auto)
+        #expect(try board("name x\nbattery max17048-0\noutput a\nbutton b\n").battery == .named("max17048-0"))
+    }
+
+    @Test("a path, two values or a second line is a mistake with its line")
+    func mistakes() {
+        #expect(
+            boardError("name x\nbattery ../BAT0\noutput a\nbutton b\n")
+                == ConfigError(line: 2, .badLine, "battery takes auto, none or a supply's name in /sys/class/power_supply, not a path"))
+        #expect(boardError("name x\nbattery a b\noutput a\nbutton b\n") == ConfigError(line: 2, .badLine, "battery takes one value: e.g. `battery auto`"))
+        #expect(
+            boardError("name x\nbattery auto\nbattery none\noutput a\nbutton b\n")
+                == ConfigError(line: 3, .duplicate, "battery is already set on line 2"))
+    }
+}

@@ -11,7 +11,7 @@ struct BoardErrorTests {
     @Test("unknown setting: named, with the settings that exist")
     func unknownSetting() {
         let e = boardError("name x\ncolour red\n")
-        #expect(e == ConfigError(line: 2, .unknownKey, "unknown setting 'colour': a board file has name, bluetooth-name, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
+        #expect(e == ConfigError(line: 2, .unknownKey, "unknown setting 'colour': a board file has name, bluetooth-name, battery, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
     }
 
     @Test("unknown option: outputs take no bias, buttons no kind")
@@ -254,11 +254,11 @@ struct EveryErrorTests {
     func board() {
         let text = "name x\ncolour red\noutput a active-low=maybe\noutput b\nbutton c\n\"open\n"
         #expect(all(boardErrors(text)) == [
-            ConfigError(line: 2, .unknownKey, "unknown setting 'colour': a board file has name, bluetooth-name, chip, output, button, debounce-ms, long-press-ms and double-press-ms"),
+            ConfigError(line: 2, .unknownKey, "unknown setting 'colour': a board file has name, bluetooth-name, battery, chip, output, button, debounce-ms, long-press-ms and double-press-ms"),
             ConfigError(line: 3, .badLine, "active-low takes yes or no, not 'maybe'"),
             ConfigError(line: 6, .badLine, "a double quote is not closed: end the text with \""),
         ])
-        #expect(boardError(text) == ConfigError(line: 2, .unknownKey, "unknown setting 'colour': a board file has name, bluetooth-name, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
+        #expect(boardError(text) == ConfigError(line: 2, .unknownKey, "unknown setting 'colour': a board file has name, bluetooth-name, battery, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
         #expect(boardErrors("name x\noutput a\nbutton b\n") == nil)
     }
 
