@@ -120,7 +120,7 @@ var targets: [Target] = [
     .testTarget(name: "MgmtTests", dependencies: ["TestSupport", "Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "ConfigTests", dependencies: ["TestSupport", "Config", "Feedback", "ANCS", "AMS", "CTS"], swiftSettings: core),
     .testTarget(name: "PlatformLinuxTests", dependencies: ["TestSupport", "PlatformLinux", "Platform", "Config", "Bounded"], swiftSettings: core),
-    .testTarget(name: "AppTests", dependencies: ["TestSupport", "App", "PlatformLinux", "Mgmt", "Config", "Bounded"], swiftSettings: core),
+    .testTarget(name: "AppTests", dependencies: ["TestSupport", "App", "PlatformLinux", "Platform", "Mgmt", "Config", "Bounded"], swiftSettings: core),
     .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "wristlink", "wristlink-pi", "PlatformLinux", "Bounded"], swiftSettings: core),
     .testTarget(
         name: "PhoneSimTests",

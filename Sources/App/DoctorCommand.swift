@@ -86,6 +86,9 @@ public enum DoctorCommand {
         f.policy = nil
         if case .parsed(let board) = f.board {
             f.policy = policy(o.policyPath, board: board)
+            let supplies = PowerSupplyReader()
+            f.batteries = supplies.batteries()
+            f.batteryReading = supplies.resolve(board.battery).flatMap { supplies.read($0) }
             if !board.simulated && !o.simulatedGPIO {
                 // A level needs a short request: never while the service runs.
                 let readLevels = f.service?.isActive != true

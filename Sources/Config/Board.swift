@@ -30,6 +30,17 @@ public enum OutputKind: Equatable, Sendable {
     case motor
 }
 
+/// Which power supply is the wearable's battery (`battery` in the board
+/// file).
+public enum BatteryChoice: Equatable, Sendable {
+    /// The first supply of type Battery, by name; none if there is none.
+    case auto
+    /// No battery: none is read or served.
+    case none
+    /// The supply of that name (/sys/class/power_supply/NAME).
+    case named(String)
+}
+
 public struct LineSpec: Equatable, Sendable {
     /// Our name for it (`led-notify`, `accept`): what the policy refers to.
     public var name: String
@@ -70,8 +81,20 @@ public struct BoardConfig: Equatable, Sendable {
     /// Offsets larger than any Raspberry-Pi-class chip has; a larger one is
     /// a typo.
     public static let offsetRange: ClosedRange<Int64> = 0...1_023
+    /// The Bluetooth name when the file gives none.
+    public static let defaultBluetoothName = "Wristlink"
+    /// A name that fits the scan response whole (31 bytes less its 2-byte
+    /// AD header) and the GAP Device Name's storage.
+    public static let maxBluetoothNameBytes = 29
 
+    /// The board's own name, for logs and messages.
     public var name: String
+    /// What the wearable calls itself over Bluetooth (`bluetooth-name`):
+    /// the scan response, the GAP Device Name and, as much as fits, the
+    /// advertisement. UTF-8, at most `maxBluetoothNameBytes`.
+    public var bluetoothName = BoardConfig.defaultBluetoothName
+    /// The battery's power supply (`battery NAME|auto|none`).
+    public var battery = BatteryChoice.auto
     /// Lines are simulated (`chip sim`): nothing is requested from the kernel.
     public var simulated: Bool
     /// The default chip for lines without their own `chip=`; nil: a named line
@@ -165,6 +188,8 @@ extension ConfigLine {
 private struct BoardParser {
     var board = BoardConfig(name: "", simulated: false, outputs: [], buttons: [])
     var nameLine = 0
+    var bluetoothNameLine = 0
+    var batteryLine = 0
     var chipLine = 0
     var debounceLine = 0
     var longPressLine = 0
@@ -196,6 +221,25 @@ private struct BoardParser {
             let name = try single(args, line, example: "name my-wearable")
             try Words.checkName(name, what: "the board", line: line.number)
             board.name = name.description
+        case "bluetooth-name":
+            try once(&bluetoothNameLine, line)
+            let name = try single(args, line, example: "bluetooth-name \"Anna's wristlink\"")
+            try Self.checkBluetoothName(name, line: line.number)
+            board.bluetoothName = name.description
+        case "battery":
+            try once(&batteryLine, line)
+            let value = try single(args, line, example: "battery auto")
+            if value.matches("auto") {
+                board.battery = .auto
+            } else if value.matches("none") {
+                board.battery = .none
+            } else {
+                try checkKernelName(value, what: "battery", line: line.number)
+                guard !value.bytes.contains(0x2F) else {
+                    throw ConfigError(line: line.number, .badLine, "battery takes auto, none or a supply's name in /sys/class/power_supply, not a path")
+                }
+                board.battery = .named(value.description)
+            }
         case "chip":
             try once(&chipLine, line)
             let chip = try single(args, line, example: "chip gpiochip0")
@@ -235,7 +279,7 @@ private struct BoardParser {
         default:
             throw ConfigError(
                 line: line.number, .unknownKey,
-                "unknown setting '\(line.verb)': a board file has name, chip, output, button, debounce-ms, long-press-ms and double-press-ms"
+                "unknown setting '\(line.verb)': a board file has name, bluetooth-name, battery, chip, output, button, debounce-ms, long-press-ms and double-press-ms"
             )
         }
     }
@@ -379,6 +423,38 @@ private struct BoardParser {
             throw ConfigError(
                 line: line, .badLine,
                 "\(what) '\(name)' is longer than \(Words.maxNameBytes) bytes, so no such line or chip can exist")
+        }
+    }
+
+    /// Bounded in bytes, well-formed UTF-8, no control characters. The file
+    /// reaches the parser as a `String`, where a byte that was not UTF-8
+    /// reads as U+FFFD: that is refused too, so a file saved in Latin-1
+    /// gets a message rather than a name with a replacement character.
+    static func checkBluetoothName(_ name: Text, line: Int) throws(ConfigError) {
+        let max = BoardConfig.maxBluetoothNameBytes
+        guard name.byteCount <= max else {
+            throw ConfigError(
+                line: line, .badLine,
+                "bluetooth-name is \(name.byteCount) bytes: at most \(max) fit the scan response (a character outside ASCII takes 2 to 4)")
+        }
+        let bytes = name.bytes.span
+        var i = 0
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte < 0x80 {
+                guard byte >= 0x20, byte != 0x7F else {
+                    throw ConfigError(line: line, .badLine, "bluetooth-name has a control character (byte \(i + 1)): use printable text")
+                }
+                i += 1
+                continue
+            }
+            let length = UTF8Boundary.sequenceLength(bytes, at: i)
+            let replacement = length == 3 && bytes[i] == 0xEF && bytes[i + 1] == 0xBF && bytes[i + 2] == 0xBD
+            guard length > 0, !replacement else {
+                throw ConfigError(
+                    line: line, .badLine, "bluetooth-name is not valid UTF-8 (byte \(i + 1)): save the file as UTF-8")
+            }
+            i += length
         }
     }
 

@@ -168,6 +168,47 @@ public struct UnreadIndicator: Equatable, Sendable {
     public func counts(_ category: CategoryID) -> Bool { categories & (1 << UInt16(category.effective.rawValue)) != 0 }
 }
 
+/// The wearer's state at a glance: what a double press of accept plays
+/// (`feedback status-…`) and systemd's STATUS= says. One state at a time,
+/// the most pressing first: a settings error, then pairing mode, then the
+/// phone's connection.
+public enum WearerStatus: Int, Equatable, Sendable {
+    /// Connected and subscribed: notifications arrive.
+    case connected = 0
+    /// Connected, but the phone refuses notification sharing until its user
+    /// allows it.
+    case waitingPermission
+    /// No phone connected (or one still being set up).
+    case notConnected
+    case pairing
+    /// The board or policy file had an error; the shipped defaults run.
+    case settingsError
+
+    public static let all: [WearerStatus] = [.connected, .waitingPermission, .notConnected, .pairing, .settingsError]
+
+    /// The policy's name for its feedback, `feedback status-<keyword>`.
+    public var keyword: StaticString {
+        switch self {
+        case .connected: "status-connected"
+        case .waitingPermission: "status-waiting-permission"
+        case .notConnected: "status-not-connected"
+        case .pairing: "status-pairing"
+        case .settingsError: "status-settings-error"
+        }
+    }
+
+    /// Its words for systemd's STATUS= and the log.
+    public var words: StaticString {
+        switch self {
+        case .connected: "connected, notifications on"
+        case .waitingPermission: "connected, waiting for the phone's permission to share notifications"
+        case .notConnected: "advertising, no phone connected"
+        case .pairing: "pairing mode"
+        case .settingsError: "settings error: the shipped defaults run"
+        }
+    }
+}
+
 public struct PolicyConfig: Equatable, Sendable {
     public static let maxPatterns = 64
     public static let maxRules = 32
@@ -213,6 +254,9 @@ public struct PolicyConfig: Equatable, Sendable {
     /// Played once at start when the board or policy file given could not
     /// be used and the shipped defaults run instead (`--fallback-policy`).
     public var settingsError: [OutputPattern]
+    /// The status patterns a double press of accept plays, by
+    /// `WearerStatus.rawValue` (`feedback status-…`; none: nothing plays).
+    public var status: [[OutputPattern]] = [[OutputPattern]](repeating: [], count: WearerStatus.all.count)
     /// A Modified notification plays its alert again.
     public var realertOnModified: Bool
 

@@ -43,9 +43,13 @@ struct PolicyParser {
     var settingsError: [OutputPattern] = []
     var phoneLost: [OutputPattern] = []
     var phoneBack: [OutputPattern] = []
+    /// By `WearerStatus.rawValue`.
+    var status = [[OutputPattern]](repeating: [], count: WearerStatus.all.count)
     /// action-failed, nothing-to-do, pairing, waiting-permission,
-    /// settings-error, phone-lost, phone-back.
-    var feedbackLines = [0, 0, 0, 0, 0, 0, 0]
+    /// settings-error, phone-lost, phone-back, then the status patterns
+    /// (`statusFeedbackBase` + `WearerStatus.rawValue`).
+    var feedbackLines = [Int](repeating: 0, count: 7 + WearerStatus.all.count)
+    static let statusFeedbackBase = 7
     var realertOnModified = false
     var realertLine = 0
 
@@ -68,103 +72,6 @@ struct PolicyParser {
                 // A long reject while a call rings silences it on the wrist.
                 ringingLongPress[reject] = .silence
             }
-        }
-    }
-
-    // MARK: Patterns
-
-    mutating func takePattern(_ line: ConfigLine) throws(ConfigError) {
-        let number = line.number
-        // `on=200` reads as `on 200`: the tokens are the words' keys and values.
-        var tokens: [Text] = []
-        for word in line.arguments {
-            tokens.append(word.key)
-            if let value = word.value { tokens.append(value) }
-        }
-        guard let name = tokens.first else {
-            throw ConfigError(line: number, .badLine, "pattern needs a name and steps: e.g. `pattern blink on 200 off 800`")
-        }
-        try Words.checkName(name, what: "the pattern", line: number)
-        if let i = patterns.firstIndex(where: { name.matches($0.name) }) {
-            throw ConfigError(line: number, .duplicate, "pattern \(name) is already defined on line \(patternLines[i])")
-        }
-        guard patterns.count < PolicyConfig.maxPatterns else {
-            throw ConfigError(line: number, .badLine, "a policy has at most \(PolicyConfig.maxPatterns) patterns")
-        }
-        let pattern: Pattern
-        do throws(ConfigError) { pattern = try Self.pattern(tokens, name: name, line: number) } catch {
-            // The name is defined all the same, by a stand-in that ends by
-            // itself, so the lines that use it are not reported again: this
-            // line's mistake says what to fix.
-            patterns.append(NamedPattern(name: name.description, pattern: try! Pattern([.on(1)], repeats: .times(1))))
-            patternLines.append(number)
-            throw error
-        }
-        patterns.append(NamedPattern(name: name.description, pattern: pattern))
-        patternLines.append(number)
-    }
-
-    /// The steps, repeat and final level after a pattern's name.
-    private static func pattern(_ tokens: [Text], name: Text, line number: Int) throws(ConfigError) -> Pattern {
-        var steps: [PatternStep] = []
-        var repeats: PatternRepeat? = nil
-        var finalLevel: OutputLevel? = nil
-        var i = 1
-        func next(after keyword: Text, expecting: String) throws(ConfigError) -> Text {
-            guard i + 1 < tokens.count else {
-                throw ConfigError(line: number, .badLine, "'\(keyword)' must be followed by \(expecting)")
-            }
-            i += 1
-            return tokens[i]
-        }
-        while i < tokens.count {
-            let token = tokens[i]
-            switch token {
-            case "on", "off":
-                let text = try next(after: token, expecting: "a duration in ms")
-                let ms = try Words.integer(text, in: Pattern.durationRangeMs, what: token.description, unit: " ms", line: number)
-                guard steps.count < Pattern.maxSteps else {
-                    throw ConfigError(line: number, .badLine, "pattern \(name) has more than \(Pattern.maxSteps) steps")
-                }
-                steps.append(PatternStep(token.matches("on") ? .on : .off, durationMs: ms))
-            case "repeat":
-                guard repeats == nil else { throw ConfigError(line: number, .duplicate, "repeat is given twice") }
-                let text = try next(after: token, expecting: "a count or `forever`")
-                if text.matches("forever") {
-                    repeats = .untilStopped
-                } else {
-                    let range = Int64(Pattern.repeatCountRange.lowerBound)...Int64(Pattern.repeatCountRange.upperBound)
-                    repeats = .times(Int(try Words.integer(text, in: range, what: "repeat", line: number)))
-                }
-            case "then":
-                guard finalLevel == nil else { throw ConfigError(line: number, .duplicate, "then is given twice") }
-                switch try next(after: token, expecting: "on or off") {
-                case "on": finalLevel = .on
-                case "off": finalLevel = .off
-                case let other: throw ConfigError(line: number, .badLine, "then takes on or off, not '\(other)'")
-                }
-            default:
-                throw ConfigError(
-                    line: number, .badLine,
-                    "unexpected '\(token)' in pattern \(name): write steps like `on 200 off 800`, then optionally `repeat 3` or `repeat forever`, and `then on`"
-                )
-            }
-            i += 1
-        }
-        do throws(PatternError) {
-            return try Pattern(steps, repeats: repeats ?? .times(1), finalLevel: finalLevel)
-        } catch {
-            throw ConfigError(line: number, .badLine, Self.message(error, pattern: name.description))
-        }
-    }
-
-    private static func message(_ error: PatternError, pattern name: String) -> String {
-        switch error {
-        case .empty: "pattern \(name) has no steps: e.g. `pattern \(name) on 200 off 800`"
-        case .tooManySteps(let count): "pattern \(name) has \(count) steps: at most \(Pattern.maxSteps)"
-        case .durationOutOfRange(let index, let ms): "step \(index + 1) of pattern \(name) lasts \(ms) ms: use 1...60000"
-        case .repeatCountOutOfRange(let count): "pattern \(name) repeats \(count) times: use 1...10000 or forever"
-        case .finalLevelWithoutEnd: "pattern \(name) repeats forever, so it never reaches its `then` level: give a repeat count or drop `then`"
         }
     }
 
@@ -417,11 +324,11 @@ struct PolicyParser {
         let args = line.arguments
         let events: [StaticString] = [
             "action-failed", "nothing-to-do", "pairing", "waiting-permission", "settings-error", "phone-lost", "phone-back",
-        ]
+        ] + WearerStatus.all.map { $0.keyword }
         guard let first = args.first, first.value == nil, let event = events.firstIndex(where: { first.key.matches($0) }) else {
             throw ConfigError(
                 line: number, .unknownKey,
-                "feedback is for action-failed, nothing-to-do, pairing, waiting-permission, settings-error, phone-lost or phone-back: e.g. `feedback action-failed vibration=failure`"
+                "feedback is for action-failed, nothing-to-do, pairing, waiting-permission, settings-error, phone-lost, phone-back, status-connected, status-waiting-permission, status-not-connected, status-pairing or status-settings-error: e.g. `feedback action-failed vibration=failure`"
             )
         }
         guard feedbackLines[event] == 0 else {
@@ -438,7 +345,8 @@ struct PolicyParser {
         case 3: waitingPermission = outputs
         case 4: settingsError = outputs
         case 5: phoneLost = outputs
-        default: phoneBack = outputs
+        case 6: phoneBack = outputs
+        default: status[event - Self.statusFeedbackBase] = outputs
         }
         feedbackLines[event] = number
     }
@@ -491,77 +399,6 @@ struct PolicyParser {
         quietHours.append(
             QuietHours(window: window, allowedCategories: allowed ?? QuietHours.defaultAllowedCategories, allowsImportant: important ?? true))
         quietLines.append(number)
-    }
-
-    // MARK: Whole-file checks
-
-    /// The checks that need the whole file, their mistakes added to
-    /// `errors`.
-    func finish(errors: inout ConfigErrors) -> PolicyConfig {
-        var alerts = alerts
-        if alerts[0] == nil { alerts[0] = Alert(outputs: []) }
-        // A category with only an important line plays Other's alert (as a
-        // category without alert lines does), with its override on top.
-        for c in 1..<CategoryID.knownCount where alertLines[c] == 0 {
-            guard let important = alerts[c]?.important else { continue }
-            var inherited = alerts[0]!
-            inherited.important = important
-            alerts[c] = inherited
-        }
-        let resolved = alerts
-        func alert(for category: CategoryID) -> Alert { resolved[Int(category.rawValue)] ?? resolved[0]! }
-
-        for c in 0..<CategoryID.knownCount {
-            guard let alert = alerts[c], !alert.untilRemoved else { continue }
-            let name = Words.string(CategoryID(rawValue: UInt8(c)).name)
-            let remedy = "add until=removed to `alert \(name)` or give it a repeat count"
-            checkEnds(alert.outputs, line: alertLines[c], what: "this alert would never stop", remedy: remedy, errors: &errors)
-            checkEnds(alert.important, line: importantLines[c], what: "this alert would never stop", remedy: remedy, errors: &errors)
-        }
-        for (i, rule) in rules.enumerated() {
-            if let category = rule.category, alert(for: category).untilRemoved { continue }
-            checkEnds(
-                rule.outputs, line: ruleLines[i], what: "nothing would stop it",
-                remedy: "give it a repeat count, or add category= naming a category whose alert has until=removed", errors: &errors)
-        }
-        // The one-off feedback is played under an owner nothing stops (the
-        // next feedback on the same output replaces it, if one comes), so
-        // it must end by itself: no `repeat forever`, and no `then`, whose
-        // level is held until the owner stops it (pairing and
-        // waiting-permission have owners that do).
-        for (list, line) in [
-            (actionFailed, feedbackLines[0]), (nothingToDo, feedbackLines[1]), (settingsError, feedbackLines[4]),
-            (phoneLost, feedbackLines[5]), (phoneBack, feedbackLines[6]),
-        ] {
-            checkEnds(list, line: line, what: "the feedback would never stop", remedy: "give it a repeat count", holdStopped: false, errors: &errors)
-        }
-        return PolicyConfig(
-            patterns: patterns, alerts: alerts, rules: rules, unread: unread, shortPress: shortPress,
-            longPress: longPress, actionFailed: actionFailed, nothingToDo: nothingToDo, pairing: pairing,
-            realertOnModified: realertOnModified, waitingPermission: waitingPermission,
-            settingsError: settingsError, ringingShortPress: ringingShortPress, ringingLongPress: ringingLongPress,
-            ringLimitMs: ringLimitMs, quietHours: quietHours, phoneLostMs: phoneLostMs, phoneLost: phoneLost, phoneBack: phoneBack)
-    }
-
-    /// A pattern on `outputs` that would not end by itself: one that
-    /// repeats forever, and, unless its owner stops the level it holds
-    /// (`holdStopped`: a notification's patterns stop at its Removed), one
-    /// that ends `then on|off`.
-    private func checkEnds(
-        _ outputs: [OutputPattern], line: Int, what: String, remedy: String, holdStopped: Bool = true, errors: inout ConfigErrors
-    ) {
-        for output in outputs {
-            let named = patterns[output.pattern]
-            if named.pattern.repeats == .untilStopped {
-                errors.add(ConfigError(line: line, .badLine, "pattern \(named.name) repeats forever, so \(what): \(remedy)"))
-            } else if !holdStopped, let level = named.pattern.finalLevel {
-                let then = level == .on ? "then on" : "then off"
-                errors.add(ConfigError(
-                    line: line, .badLine,
-                    "pattern \(named.name) ends `\(then)`, which holds \(board.outputs[output.output].name) \(level == .on ? "on" : "off") until stopped, so \(what): drop `\(then)`"
-                ))
-            }
-        }
     }
 
     // MARK: Helpers

@@ -12,8 +12,15 @@
 //   `ringing-short`/`ringing-long` actions come first (by default a long
 //   reject silences the ring and a long accept answers, so the long
 //   presses' media commands apply only when no call rings).
-// A double press has no action; double presses are off, so a short press
-// is reported at its release rather than after the double-press gap.
+// - a double press of accept, while no call rings and no pairing request
+//   waits, asks for the wearer's status at a glance (`WearerStatus`).
+// Double presses are recognised on accept only, and only while the core
+// allows the status gesture (`allowStatus`): a short accept then waits out
+// the double-press gap (`double-press-ms`). While a call rings or consent
+// is asked, and on every other button, a short press is reported at its
+// release, as before, so answering is never delayed; a double press that
+// still comes (the ring began between the two presses) counts as one short
+// press.
 // Buttons are known by their role: the chord is accept + reject, and
 // `reject` is the refusing button, both found once here.
 
@@ -32,6 +39,8 @@ struct ButtonRouter: ~Copyable {
         /// An AMS remote command (the phone's media player).
         case media(RemoteCommandID)
         case pairingMode
+        /// Play the wearer's status at a glance.
+        case status
         case nothing
     }
 
@@ -48,6 +57,9 @@ struct ButtonRouter: ~Copyable {
     private var recognised: RingBuffer<GestureEvent>
     private let buttonCount: Int
     private let rejectButton: Int?
+    /// The button whose double press asks for the status (accept).
+    private let statusButton: Int?
+    private var statusAllowed = false
     private let shortPress: [ButtonAction]
     private let longPress: [ButtonAction]
     private let ringingShortPress: [ButtonAction?]
@@ -63,6 +75,7 @@ struct ButtonRouter: ~Copyable {
         for b in 0..<buttonCount { gestures.setDoublePress(enabled: false, button: b) }
         recognised = RingBuffer(capacity: 8, policy: .refuseNewest)
         rejectButton = board.buttonIndex(named: "reject")
+        statusButton = board.buttonIndex(named: "accept")
         shortPress = policy.shortPress
         longPress = policy.longPress
         ringingShortPress = policy.ringingShortPress
@@ -70,6 +83,15 @@ struct ButtonRouter: ~Copyable {
     }
 
     var deadline: Instant? { gestures.nextDeadline }
+
+    /// Whether a double press of accept may ask for the status now (no
+    /// call ringing, no consent asked): it turns accept's double-press
+    /// recognition on or off, asked before each edge.
+    mutating func allowStatus(_ allowed: Bool) {
+        guard let statusButton, allowed != statusAllowed else { return }
+        statusAllowed = allowed
+        gestures.setDoublePress(enabled: allowed, button: statusButton)
+    }
 
     /// An edge from the line backend; one for a button the board does not
     /// have is ignored.
@@ -90,16 +112,22 @@ struct ButtonRouter: ~Copyable {
         guard let event = recognised.popFirst() else { return nil }
         switch event.gesture {
         case .short(let b):
-            let route = awaitingConsent ? .consent(granted: grants(button: b, long: false)) : route(shortPress, ringing ? ringingShortPress : [], b)
-            return Press(index: b, gesture: .short, route: route)
+            return Press(index: b, gesture: .short, route: shortRoute(b, awaitingConsent: awaitingConsent, ringing: ringing))
         case .long(let b):
             let route = awaitingConsent ? .consent(granted: grants(button: b, long: true)) : route(longPress, ringing ? ringingLongPress : [], b)
             return Press(index: b, gesture: .long, route: route)
         case .double(let b):
-            return Press(index: b, gesture: .double, route: .nothing)
+            guard b == statusButton, !awaitingConsent, !ringing else {
+                return Press(index: b, gesture: .short, route: shortRoute(b, awaitingConsent: awaitingConsent, ringing: ringing))
+            }
+            return Press(index: b, gesture: .double, route: .status)
         case .chordLong:
             return Press(index: -1, gesture: .chordLong, route: .pairingMode)
         }
+    }
+
+    private func shortRoute(_ b: Int, awaitingConsent: Bool, ringing: Bool) -> Route {
+        awaitingConsent ? .consent(granted: grants(button: b, long: false)) : route(shortPress, ringing ? ringingShortPress : [], b)
     }
 
     /// The button's action: the ringing one if it has one (`ringing` is

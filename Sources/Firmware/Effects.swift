@@ -10,6 +10,7 @@
 
 import ANCS
 import Bounded
+import Config
 import Mgmt
 
 /// Where observable events go (events stream, log, simulator screen).
@@ -21,9 +22,13 @@ public protocol EventSink: ~Copyable {
 }
 
 /// What the firmware tells the service manager it is doing (systemd's
-/// STATUS=): the controller's state, the one thing a wearer cannot see.
+/// STATUS=): the controller's state and, once it advertises, the wearer's
+/// status in the words the double press's patterns stand for.
 public enum ServiceStatus: Equatable, Sendable {
     case advertising
+    /// The controller is up: the wearer's status (the runner's choice of
+    /// words once `advertising` is reported).
+    case wearer(WearerStatus)
     case waitingForController
     /// Set-up failed at `step` and starts over `retryDelayMs` later.
     case setupFailed(step: SetupStep, failure: SetupFailure, retryDelayMs: Int64)
@@ -42,6 +47,8 @@ public enum ServiceStatus: Equatable, Sendable {
         switch self {
         case .advertising:
             out.append(text: "advertising")
+        case .wearer(let status):
+            out.append(text: status.words)
         case .waitingForController:
             out.append(text: "waiting for the Bluetooth controller")
         case .setupFailed(let step, let failure, let retryDelayMs):

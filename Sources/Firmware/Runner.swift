@@ -135,10 +135,15 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
             readyNotified = true
             platform.notifyReady()
         }
-        if let status = effects.status, status != statusNotified {
-            statusNotified = status
-            status.write(into: &statusText)
-            platform.notifyStatus(statusText)
+        // An advertising controller says the wearer's status instead, so
+        // STATUS= and the double press's pattern agree.
+        if var status = effects.status {
+            if status == .advertising { status = .wearer(core.wearerStatus) }
+            if status != statusNotified {
+                statusNotified = status
+                status.write(into: &statusText)
+                platform.notifyStatus(statusText)
+            }
         }
         while core.popOutgoing(into: &out) { platform.send(out) }
         while core.popControllerCommand(into: &mgmt) { platform.sendController(mgmt) }

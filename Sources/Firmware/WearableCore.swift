@@ -26,6 +26,7 @@ import ANCS
 import Bounded
 import Config
 import Feedback
+import GATT
 import Mgmt
 import Platform
 
@@ -118,6 +119,10 @@ public struct WearableConfig: Sendable {
     public init(board: BoardConfig, policy: PolicyConfig) {
         self.board = board
         self.policy = policy
+        // The board's Bluetooth name goes to the kernel (advertisement,
+        // scan response) and to our GAP Device Name.
+        controller.name = board.bluetoothName
+        link.deviceName = GATTServer.DeviceName(board.bluetoothName)
     }
 }
 
@@ -289,6 +294,11 @@ public struct WearableCore: ~Copyable {
     public mutating func input<S: EventSink & ~Copyable>(_ input: InputEvent, now: Instant, into effects: inout Effects<S>) {
         switch input {
         case .edge(let button, let pressed, let at):
+            // While a call is present (ringing, or silenced on the wrist:
+            // accept still answers it) or consent is asked, a press acts at
+            // its release, as it always did.
+            let callPresent = phone.session.table.mostRecent { $0.isIncomingCall } != nil
+            buttons.allowStatus(!callPresent && !alerts.isRinging && !controller.isAwaitingConsent)
             buttons.edge(button: button, pressed: pressed, at: at)
             handleGestures(now: now, into: &effects)
         case .stop(let reason):
@@ -332,6 +342,20 @@ public struct WearableCore: ~Copyable {
 
     // MARK: Policy
 
+    /// The wearer's state at a glance, the most pressing first: the
+    /// double press plays its pattern, STATUS= says its words. A link
+    /// still being brought up counts as not connected: no notification
+    /// arrives yet.
+    public var wearerStatus: WearerStatus {
+        if settingsErrorAtStart { return .settingsError }
+        if controller.isPairingMode { return .pairing }
+        switch phone.state {
+        case .live, .resubscribing: return alerts.permissionShown ? .waitingPermission : .connected
+        case .waitingForPermission: return .waitingPermission
+        default: return .notConnected
+        }
+    }
+
     /// Carries out what each recognised press means (ButtonRouter).
     private mutating func handleGestures<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
         while let press = buttons.next(awaitingConsent: controller.isAwaitingConsent, ringing: alerts.isRinging) {
@@ -362,6 +386,8 @@ public struct WearableCore: ~Copyable {
             case .pairingMode:
                 controller.enterPairingMode(now: now)
                 absorbController(now: now, into: &effects)
+            case .status:
+                alerts.feedback(policy.status[wearerStatus.rawValue], now: now)
             case .nothing:
                 break
             }

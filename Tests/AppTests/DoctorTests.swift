@@ -6,6 +6,7 @@ import App
 import Bounded
 import Config
 import Mgmt
+import Platform
 import PlatformLinux
 import Testing
 import TestSupport
@@ -35,6 +36,40 @@ func failures(_ f: DoctorFacts) -> [String] { lines(f, "FAIL") }
 
 @Suite("wristlink doctor: checks from facts")
 struct DoctorTests {
+    @Test("the board's bluetooth-name is shown, with the part the advertisement has room for")
+    func bluetoothName() throws {
+        var f = try healthyFacts()
+        var board = try BoardConfig.parse(readRepositoryFile("board/pi-zero-2w/board.conf"))
+        board.bluetoothName = "Chloë's watch"
+        f.board = .parsed(board)
+        #expect(lines(f, "ok   bluetooth name") == ["ok   bluetooth name: \"Chloë's watch\" (scan response and Device Name; the advertisement carries \"Chlo\")"])
+        board.bluetoothName = "Watch"
+        f.board = .parsed(board)
+        #expect(lines(f, "ok   bluetooth name") == ["ok   bluetooth name: \"Watch\" (scan response and Device Name; the advertisement carries all of it)"])
+    }
+
+    @Test("the battery: its supply, level and status; none is said plainly; a named supply that is absent fails")
+    func battery() throws {
+        var f = try healthyFacts()
+        #expect(lines(f, "ok   battery") == ["ok   battery: none (board: battery auto; no supply of type Battery in /sys/class/power_supply)"])
+        f.batteries = ["BAT0"]
+        f.batteryReading = BatteryReading(percent: 82, estimated: false, status: .discharging, voltageMicrovolts: 3_871_000)
+        #expect(lines(f, "ok   battery") == ["ok   battery BAT0: 82%, discharging, 3871 mV"])
+        f.batteryReading = BatteryReading(percent: 55, estimated: true, status: .charging, voltageMicrovolts: 3_800_000)
+        #expect(lines(f, "ok   battery") == ["ok   battery BAT0: 55% (estimated from voltage_now), charging, 3800 mV"])
+        f.batteryReading = nil
+        #expect(lines(f, "note battery") == ["note battery BAT0: says neither capacity nor voltage_now — a level cannot be known from this supply"])
+        var board = try BoardConfig.parse(readRepositoryFile("board/pi-zero-2w/board.conf"))
+        board.battery = .named("max17048")
+        f.board = .parsed(board)
+        #expect(failures(f) == [
+            "FAIL battery max17048: no supply of type Battery named max17048 in /sys/class/power_supply — check `battery` in the board file against ls /sys/class/power_supply (a fuel gauge appears there once its driver is bound: dmesg), or write battery auto"
+        ])
+        board.battery = .none
+        f.board = .parsed(board)
+        #expect(lines(f, "ok   battery") == ["ok   battery: none (board: battery none)"])
+    }
+
     @Test("a healthy wearable: every line ok, exit 0")
     func healthy() throws {
         let f = try healthyFacts()
@@ -48,6 +83,7 @@ struct DoctorTests {
         #expect(text.contains("ok   controller hci0: powered, b8:27:eb:12:34:56 (public), LE, connectable, bondable"))
         #expect(text.contains("ok   wristlink.service: active (running), last exit status 0, result success"))
         #expect(text.contains("ok   board /etc/wristlink/board.conf: pi-zero-2w, 3 outputs, 2 buttons"))
+        #expect(text.contains("ok   bluetooth name: \"Wristlink\" (scan response and Device Name; the advertisement carries \"Wrist\")"))
         #expect(text.contains("ok   output led-notify: GPIO17 (gpiochip0 offset 17), held by the running service"))
         #expect(text.contains(
             "ok   button accept: GPIO22 (gpiochip0 offset 22), held by the running service, bias pull-up (board), level not read (the line is held)"))

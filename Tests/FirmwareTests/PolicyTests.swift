@@ -31,8 +31,9 @@ struct CoreRig: ~Copyable {
     /// `companions`: the link goes on to the phone's AMS and CTS once ANCS
     /// is live (the script must answer for them: CompanionTests).
     init(policy: PolicyConfig = defaultPolicy, replayWindowMs: Int64? = nil, controller: Bool = false, bonds: String? = nil,
-         script: [Step]? = nil, companions: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) {
+         script: [Step]? = nil, companions: Bool = false, settingsError: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) {
         var config = testConfig(policy: policy)
+        config.settingsError = settingsError
         config.link.companionServices = companions
         if let replayWindowMs { config.replayWindowMs = replayWindowMs }
         config.controller.enabled = controller
@@ -214,6 +215,9 @@ struct PolicyTests {
         rig.advance(ms: 2_000)
         _ = rig.takeSent()
         rig.press(0)
+        // No call: a short accept waits out the double-press gap (300 ms,
+        // +1) in case it is the status gesture.
+        rig.advance(ms: 301)
         #expect(rig.takeSent() == [])
         #expect(rig.events.contains(.action(uid: 0, action: .positive, result: .nothingToDo)), "no target: uid 0")
         #expect(rig.level("vibration") == true, "nudge: on 60")
