@@ -6,7 +6,10 @@
 // the security raise and the Notification Source clocks are value types of
 // their own (SecurityRaise.swift, NotificationSourceWatch.swift). Once ANCS
 // is live the phone's AMS and CTS are one more procedure on the link
-// (CompanionServices.swift), sent only while the Control Point is idle.
+// (CompanionServices.swift). Who may send on the bearer, and whom a
+// response is for, is the arbiter's to say (ATTArbiter.swift): the
+// bring-up, then on the live link the Control Point, the companion
+// services and the keep-alive, in that order.
 //
 // Outputs: PDUs in the bearer's outbox, `LinkAction`s for the platform
 // (raise security, disconnect: one slot each, so none is lost), and each
@@ -211,6 +214,13 @@ public struct PhoneLink: ~Copyable {
     private var controlPointRefusals = 0
     /// AMS and CTS, run on the live link when the Control Point is idle.
     private var companion = CompanionServices()
+    /// Who may use the ATT bearer now: read off the clients' state, so it
+    /// never disagrees with them (ATTArbiter.swift has the rules).
+    private var arbiter: ATTArbiter {
+        ATTArbiter(
+            live: phase == .live, controlPointBusy: session.hasCommandInFlight || longWrite.isActive,
+            companionBusy: companion.outstanding != nil)
+    }
     /// The phone's local time as its Current Time Service said (kept
     /// across links).
     public var phoneClock: PhoneClock { companion.clock }
@@ -514,7 +524,7 @@ public struct PhoneLink: ~Copyable {
         // AMS and CTS are found again once ANCS is live again (or at once
         // when only they moved).
         if companion.step != .notStarted, companion.isAffected(by: range) {
-            if !covers, phase == .live, companion.outstanding != nil {
+            if !covers, arbiter.holder == .companion {
                 // Its answer would come under the old database: skip it.
                 generation &+= 1
             }
@@ -536,7 +546,22 @@ public struct PhoneLink: ~Copyable {
 
     // MARK: Bring-up
 
+    /// A response of this generation goes to the client holding the bearer.
     private mutating func response<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ response: ATTPDU, pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
+        switch arbiter.holder {
+        case .link:
+            bringUpResponse(response, pdu: pdu, now: now, handler: &handler, effects: &effects)
+        case .companion:
+            if let event = companion.handle(response, in: pdu, now: now) { emit(event, now: now, handler: &handler, effects: &effects) }
+        case .controlPoint, .keepAlive, nil:
+            // The Control Point write (or a step of its long write): the
+            // only other request made while live (the keep-alive's probe is
+            // a Control Point command).
+            controlPointResponse(response, pdu: pdu, now: now, handler: &handler, effects: &effects)
+        }
+    }
+
+    private mutating func bringUpResponse<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ response: ATTPDU, pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
         switch phase {
         case .disconnected, .ancsAbsent, .waitingForPermission, .retrying, .bringUp(.awaitingEncryption):
             // Nothing of this generation is outstanding in these phases.
@@ -612,32 +637,28 @@ public struct PhoneLink: ~Copyable {
         case .resubscribing(.silence):
             subscribeNotificationSource(now: now, handler: &handler, effects: &effects)
         case .live:
-            // A companion service's request (AMS, CTS), or else the Control
-            // Point write (or a step of its long write): the only requests
-            // made while live (resubscribing and restarts leave this phase
-            // first, and a restart bumps the generation).
-            if companion.outstanding != nil {
-                if let event = companion.handle(response, in: pdu, now: now) { emit(event, now: now, handler: &handler, effects: &effects) }
-                return
-            }
-            let result: CommandResult?
-            if longWrite.isActive {
-                switch longWrite.handle(response, in: pdu) {
-                case .continuing:
-                    continueLongWrite(now: now, handler: &handler, effects: &effects)
-                    return
-                case .written:
-                    result = controlPointWriteAcknowledged(now: now, handler: &handler, effects: &effects)
-                case .failed(let code):
-                    result = controlPointWriteFailed(attErrorCode: code, now: now, handler: &handler, effects: &effects)
-                }
-            } else if case .errorResponse(_, _, let code) = response {
-                result = controlPointWriteFailed(attErrorCode: code, now: now, handler: &handler, effects: &effects)
-            } else {
-                result = controlPointWriteAcknowledged(now: now, handler: &handler, effects: &effects)
-            }
-            if let result { commandFinished(result, now: now, handler: &handler, effects: &effects) }
+            preconditionFailure("the live link's responses go to its clients")
         }
+    }
+
+    private mutating func controlPointResponse<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ response: ATTPDU, pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
+        let result: CommandResult?
+        if longWrite.isActive {
+            switch longWrite.handle(response, in: pdu) {
+            case .continuing:
+                continueLongWrite(now: now, handler: &handler, effects: &effects)
+                return
+            case .written:
+                result = controlPointWriteAcknowledged(now: now, handler: &handler, effects: &effects)
+            case .failed(let code):
+                result = controlPointWriteFailed(attErrorCode: code, now: now, handler: &handler, effects: &effects)
+            }
+        } else if case .errorResponse(_, _, let code) = response {
+            result = controlPointWriteFailed(attErrorCode: code, now: now, handler: &handler, effects: &effects)
+        } else {
+            result = controlPointWriteAcknowledged(now: now, handler: &handler, effects: &effects)
+        }
+        if let result { commandFinished(result, now: now, handler: &handler, effects: &effects) }
     }
 
     /// The session's answer to a failed Control Point write. When it removed
@@ -845,11 +866,12 @@ public struct PhoneLink: ~Copyable {
     /// Sends queued Control Point commands. Call after reading the events of
     /// an input: a command sent here replaces the last attribute values.
     public mutating func flush<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        guard phase == .live, companion.outstanding == nil else { return }
+        // The turns in the arbiter's order: the Control Point, then (with
+        // the bearer still free) a media press or the next step of the
+        // companion services' bring-up.
+        guard arbiter.mayTakeTurn(.controlPoint) else { return }
         sendCommand(now: now, handler: &handler, effects: &effects)
-        // With the Control Point idle: a media press, or the next step of
-        // the companion services' bring-up.
-        guard !session.hasCommandInFlight, !longWrite.isActive, companion.wantsToSend else { return }
+        guard arbiter.mayTakeTurn(.companion), companion.wantsToSend else { return }
         if companion.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
     }
 
@@ -891,7 +913,7 @@ public struct PhoneLink: ~Copyable {
 
     public var deadline: Instant? {
         var next = earliest(bearer.deadline, session.deadline)
-        if phase == .live, !session.hasCommandInFlight, companion.outstanding == nil { next = earliest(next, watch.deadline) }
+        if arbiter.mayTakeTurn(.keepAlive) { next = earliest(next, watch.deadline) }
         next = earliest(next, security.deadline)
         if !isEncrypted { next = earliest(next, encryptionDueBy) }
         if case .waitingForPermission(_, let at?) = phase { next = earliest(next, at) }
@@ -928,7 +950,7 @@ public struct PhoneLink: ~Copyable {
             retrySubscription(retry, now: now, handler: &handler, effects: &effects)
         }
         if let result = session.checkTimeout(now: now) { commandFinished(result, now: now, handler: &handler, effects: &effects) }
-        if phase == .live, !session.hasCommandInFlight, companion.outstanding == nil {
+        if arbiter.mayTakeTurn(.keepAlive) {
             switch watch.advance(now: now) {
             case .resubscribe: resubscribe(.silence, now: now, handler: &handler, effects: &effects)
             case .probe: if session.probe() == .queued { counters.probesSent &+= 1 }
