@@ -237,6 +237,13 @@ public struct Session: ~Copyable {
     }
 
     /// Forgets every UID, queued command and cached name.
+    /// The notification the last failed Control Point write removed (the
+    /// phone answered 0xA2: it no longer has the UID), as the phone's own
+    /// Removed would have said it (the count its category holds now); nil
+    /// when that write removed none. Read right after
+    /// `controlPointWriteFailed`.
+    public private(set) var removedByLastWriteFailure: NotificationRecord? = nil
+
     public mutating func end() {
         isActive = false
         table.removeAll()
@@ -409,6 +416,7 @@ public struct Session: ~Copyable {
 
     /// The NP answered the Control Point write with ATT error `code`.
     public mutating func controlPointWriteFailed(attErrorCode code: UInt8) -> CommandResult? {
+        removedByLastWriteFailure = nil
         guard let current = writing else {
             counts.acknowledgementsUnexpected &+= 1
             return nil
@@ -429,7 +437,7 @@ public struct Session: ~Copyable {
             counts.invalidParameterErrors &+= 1
             if let uid = command.uid {
                 forgetQueuedWork(uid: uid)
-                table.remove(uid: uid)
+                removedByLastWriteFailure = table.remove(uid: uid)
             }
         case .unknownCommand, .invalidCommand:
             counts.commandsRejectedAsInvalid &+= 1

@@ -238,7 +238,6 @@ struct ANCSClient: ~Copyable {
     /// Refusals for want of permission (0x03/0x08) are counted in a row; an
     /// ANCS error is an answer from a phone that shares.
     private mutating func writeFailed(attErrorCode code: UInt8, _ session: inout Session, _ answer: inout ControlPointAnswer) {
-        let target = session.commandInFlight?.uid.flatMap { session.table.record(uid: $0) }
         answer.result = session.controlPointWriteFailed(attErrorCode: code)
         if code == ATTErrorCode.writeNotPermitted || code == ATTErrorCode.insufficientAuthorization {
             answer.refusedForPermission = true
@@ -247,11 +246,7 @@ struct ANCSClient: ~Copyable {
         } else if ANCSErrorCode(rawValue: code) != nil {
             answer.permitted = permitted()
         }
-        if var record = target, session.table.record(uid: record.uid) == nil {
-            record.lastEvent = .removed
-            record.categoryCount = session.table.categoryCount(record.category)
-            answer.removed = record
-        }
+        answer.removed = session.removedByLastWriteFailure
     }
 
     /// The phone shares notifications: refusals in a row start over; true

@@ -17,6 +17,16 @@
 // to the handler (the policy), both lent the session. Control Point
 // commands are encoded only in `flush`.
 //
+// The inputs and their helpers pass `now`, the event handler and the
+// runner's `Effects` on, as parameters, not as one context value: the
+// handler (the AlertPolicy, a stored property of WearableCore) and the
+// effects (the runner's) are ~Copyable values lent `inout`, and a struct
+// cannot hold an inout borrow in the Swift we build with, so a context
+// would mean moving the policy out of the core and back on every input,
+// or unsafe pointers. The triple stays on the link's own dispatch instead,
+// and the service clients take none of it: they return what happened
+// (ANCSClient.swift) and the link reports it.
+//
 // Why each procedure is shaped as it is (bring-up order, Service Changed,
 // the keep-alive, long writes, and the real-iPhone quirks: permission
 // waits, ANCS shown only when encrypted, bonded phones encrypting by
@@ -661,6 +671,13 @@ public struct PhoneLink: ~Copyable {
     /// Queues an app display-name fetch unless it is cached.
     public mutating func requestAppName(_ appIdentifier: AppIdentifier) -> RequestOutcome {
         session.fetchAppName(appIdentifier)
+    }
+
+    /// The notification a press's action `id` is for: the incoming call if
+    /// one is present (whether or not it offers `id`), else the most recent
+    /// notification offering it; nil when there is neither.
+    public func actionTarget(for id: ActionID) -> NotificationRecord? {
+        session.table.mostRecent { $0.isIncomingCall } ?? session.table.mostRecent { $0.offers(id) }
     }
 
     /// Queues Perform Notification Action, only if the notification offers it.
