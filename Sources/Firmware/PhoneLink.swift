@@ -140,7 +140,9 @@ public struct PhoneLink: ~Copyable {
     /// AMS and CTS, run on the live link when the Control Point is idle.
     private var companion = CompanionServices()
     /// Who may use the ATT bearer now: read off the clients' state, so it
-    /// never disagrees with them (ATTArbiter.swift has the rules).
+    /// never disagrees with them (ATTArbiter.swift has the rules). Inlined:
+    /// a call copies the whole link (4 kB) first, on every input.
+    @inline(__always)
     private var arbiter: ATTArbiter {
         ATTArbiter(
             live: phase == .live, controlPointBusy: ancs.isBusy(session),
