@@ -237,11 +237,8 @@ public struct Session: ~Copyable {
     }
 
     /// Forgets every UID, queued command and cached name.
-    /// The notification the last failed Control Point write removed (the
-    /// phone answered 0xA2: it no longer has the UID), as the phone's own
-    /// Removed would have said it (the count its category holds now); nil
-    /// when that write removed none. Read right after
-    /// `controlPointWriteFailed`.
+    /// What the last `controlPointWriteFailed` removed (0xA2: the phone no
+    /// longer has the UID), as the phone's own Removed would say it; or nil.
     public private(set) var removedByLastWriteFailure: NotificationRecord? = nil
 
     public mutating func end() {
