@@ -237,6 +237,10 @@ public struct Session: ~Copyable {
     }
 
     /// Forgets every UID, queued command and cached name.
+    /// What the last `controlPointWriteFailed` removed (0xA2: the phone no
+    /// longer has the UID), as the phone's own Removed would say it; or nil.
+    public private(set) var removedByLastWriteFailure: NotificationRecord? = nil
+
     public mutating func end() {
         isActive = false
         table.removeAll()
@@ -409,6 +413,7 @@ public struct Session: ~Copyable {
 
     /// The NP answered the Control Point write with ATT error `code`.
     public mutating func controlPointWriteFailed(attErrorCode code: UInt8) -> CommandResult? {
+        removedByLastWriteFailure = nil
         guard let current = writing else {
             counts.acknowledgementsUnexpected &+= 1
             return nil
@@ -429,7 +434,7 @@ public struct Session: ~Copyable {
             counts.invalidParameterErrors &+= 1
             if let uid = command.uid {
                 forgetQueuedWork(uid: uid)
-                table.remove(uid: uid)
+                removedByLastWriteFailure = table.remove(uid: uid)
             }
         case .unknownCommand, .invalidCommand:
             counts.commandsRejectedAsInvalid &+= 1

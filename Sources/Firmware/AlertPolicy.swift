@@ -158,8 +158,9 @@ struct AlertPolicy: LinkEventHandler, ~Copyable {
         return earliest(next, carriedUntil)
     }
 
-    /// The controller's pairing mode, set by the core before each link
-    /// input: a link that goes down gives the pairing pattern back.
+    /// The controller's pairing mode, set by the core when it is built and
+    /// after each controller input: a link that goes down gives the
+    /// pairing pattern back.
     var pairingMode = false
 
     // MARK: Inputs

@@ -6,13 +6,26 @@
 // the security raise and the Notification Source clocks are value types of
 // their own (SecurityRaise.swift, NotificationSourceWatch.swift). Once ANCS
 // is live the phone's AMS and CTS are one more procedure on the link
-// (CompanionServices.swift), sent only while the Control Point is idle.
+// (CompanionServices.swift). Who may send on the bearer, and whom a
+// response is for, is the arbiter's to say (ATTArbiter.swift): the
+// bring-up, then on the live link the Control Point, the companion
+// services and the keep-alive, in that order.
 //
 // Outputs: PDUs in the bearer's outbox, `LinkAction`s for the platform
 // (raise security, disconnect: one slot each, so none is lost), and each
 // `LinkEvent` as it happens: to the sink in the caller's `Effects`, then
 // to the handler (the policy), both lent the session. Control Point
 // commands are encoded only in `flush`.
+//
+// The inputs and their helpers pass `now`, the event handler and the
+// runner's `Effects` on, as parameters, not as one context value: the
+// handler (the AlertPolicy, a stored property of WearableCore) and the
+// effects (the runner's) are ~Copyable values lent `inout`, and a struct
+// cannot hold an inout borrow in the Swift we build with, so a context
+// would mean moving the policy out of the core and back on every input,
+// or unsafe pointers. The triple stays on the link's own dispatch instead,
+// and the service clients take none of it: they return what happened
+// (ANCSClient.swift) and the link reports it.
 //
 // Why each procedure is shaped as it is (bring-up order, Service Changed,
 // the keep-alive, long writes, and the real-iPhone quirks: permission
@@ -26,85 +39,6 @@ import ATT
 import Bounded
 import CTS
 import GATT
-
-public struct PhoneLinkConfig: Sendable {
-    public var bearer = ATTBearer.Config()
-    public var session = SessionConfig()
-    public var deviceName = GATTServer.DeviceName("Wristlink")
-    /// Notification Source silence after which the keep-alive probe is sent.
-    public var keepAliveQuietMs: Int64 = 15 * 60_000
-    /// Notification Source silence after which it is subscribed again on
-    /// the live link (off, then on), even though the keep-alive probe is
-    /// answered: real iPhones can stop notifying while the Control Point
-    /// still answers.
-    public var resubscribeQuietMs: Int64 = 30 * 60_000
-    /// The first wait before a subscription refused for want of the user's
-    /// permission (0x03/0x08) is tried again; it doubles each time...
-    public var permissionRetryFirstMs: Int64 = 5_000
-    /// ...up to this.
-    public var permissionRetryMaxMs: Int64 = 60_000
-    /// Control Point writes refused with 0x03/0x08 in a row on a live link
-    /// (the keep-alive probe's included) after which the wearable takes it
-    /// that the phone does not share notifications (PebbleOS tells the
-    /// wearer after two checks): one refusal is that command's failure.
-    public var controlPointRefusalsForPermission = 2
-    /// On a link to a bonded phone: how long after the connection a request
-    /// that needs security waits for the phone to encrypt by itself before
-    /// the wearable asks for it.
-    public var bondedEncryptionWaitMs: Int64 = 1_500
-    /// On a link to a bonded phone: how long after the raise (asked
-    /// `bondedEncryptionWaitMs` after the connection) the link may stay
-    /// unencrypted before it is dropped. A bonded iPhone re-encrypts with
-    /// the stored key in a few connection intervals; a device that only
-    /// claims the bonded address has no key and never does.
-    public var bondedEncryptionTimeoutMs: Int64 = 6_000
-    /// On a link that is not to a bonded phone (pairing mode): how long
-    /// after the connection the pairing may take (SMP's own 30 s, the
-    /// wearer's consent window and the phone's dialog) before the link is
-    /// dropped.
-    public var pairingTimeoutMs: Int64 = 60_000
-    /// A bring-up step that failed for a reason other than security or the
-    /// user's permission (an ATT error, a malformed answer, no usable ANCS
-    /// on an encrypted link) is tried again after this wait, doubling...
-    public var bringUpRetryFirstMs: Int64 = 2_000
-    /// ...this many times; then the link is ended (a bonded iPhone
-    /// reconnects and starts afresh).
-    public var bringUpRetries = 2
-    /// Once ANCS is live, use the phone's Apple Media Service and Current
-    /// Time Service too (CompanionServices.swift). Off: ANCS alone.
-    public var companionServices = true
-
-    public init() {}
-}
-
-public struct PhoneLinkCounters: Equatable, Sendable {
-    public var unknownHandleNotifications: UInt64 = 0
-    public var staleResponses: UInt64 = 0
-    public var probesSent: UInt64 = 0
-    public var resubscriptions: UInt64 = 0
-    /// Resubscriptions because Notification Source was silent too long.
-    public var silenceResubscriptions: UInt64 = 0
-    /// Notifications removed because the phone answered 0xA2 (the UID is
-    /// gone) to a command on them.
-    public var removedByInvalidUID: UInt64 = 0
-    /// Subscription writes refused with 0x03/0x08 (sharing not allowed yet).
-    public var permissionRefusals: UInt64 = 0
-    /// Control Point writes refused with 0x03/0x08 on the live link.
-    public var controlPointPermissionRefusals: UInt64 = 0
-    public var raiseSecurityRequests: UInt64 = 0
-    /// A raise wanted while one was outstanding or deferred: not asked again.
-    public var raisesCoalesced: UInt64 = 0
-    /// Raises deferred on a bonded link to let the phone encrypt first.
-    public var raisesDeferred: UInt64 = 0
-    /// ANCS discoveries started again because the link became encrypted.
-    public var rediscoveriesAfterEncryption: UInt64 = 0
-    /// Links dropped because they were not encrypted in time, or the raise
-    /// failed (no key, pairing refused): nothing was subscribed on them.
-    public var encryptionFailures: UInt64 = 0
-    /// Bring-up steps tried again after a failure (`bringUpRetryFirstMs`).
-    public var bringUpRetries: UInt64 = 0
-    public init() {}
-}
 
 public struct PhoneLink: ~Copyable {
     /// A step of bring-up; each has one request outstanding.
@@ -173,27 +107,25 @@ public struct PhoneLink: ~Copyable {
         }
     }
     public private(set) var bearer: ATTBearer
+    /// ANCS: discovery, subscription, the Control Point and Data Source,
+    /// with the session they feed.
+    private var ancs: ANCSClient
+    /// The ANCS session, the client's (lent to it with each call).
     public private(set) var session: Session
     public private(set) var counters = PhoneLinkCounters()
     public private(set) var isEncrypted = false
     private var server: GATTServer
     private var gattDiscovery: ServiceDiscovery
-    private var ancsDiscovery: ServiceDiscovery
     private var serviceChangedHandle: UInt16 = 0
-    private var notificationSourceHandle: UInt16 = 0
-    private var dataSourceHandle: UInt16 = 0
-    private var controlPointHandle: UInt16 = 0
     /// The actions waiting for the platform: a disconnection, and a raise
     /// (pointless once a disconnection is asked for).
     private var disconnectReason: EndReason? = nil
     private var raiseAttempt: Int? = nil
     private var scratch: ByteBuffer
-    private var command: ByteBuffer
-    private var longWrite: LongWrite
     private var generation: UInt8 = 0
     private var watch: NotificationSourceWatch
-    /// The CCCD write of the subscription step under way.
-    private var cccd = CCCDWrite(handle: 0, value: 0)
+    /// The Service Changed subscription's CCCD write.
+    private var serviceChangedWrite = CCCDWrite(handle: 0, value: 0)
     /// The link is to a bonded phone (it is expected to encrypt by itself).
     public private(set) var isBonded = false
     private var linkUpAt = Instant.zero
@@ -205,12 +137,17 @@ public struct PhoneLink: ~Copyable {
     private var encryptionDueBy: Instant? = nil
     private var bringUpBackoff: Backoff
     private var bringUpFailures = 0
-    /// Control Point writes refused with 0x03/0x08 in a row on this link
-    /// (not reset by a resubscription: the phone may accept the CCCD and
-    /// still refuse the Control Point).
-    private var controlPointRefusals = 0
     /// AMS and CTS, run on the live link when the Control Point is idle.
     private var companion = CompanionServices()
+    /// Who may use the ATT bearer now: read off the clients' state, so it
+    /// never disagrees with them (ATTArbiter.swift has the rules). Inlined:
+    /// a call copies the whole link (4 kB) first, on every input.
+    @inline(__always)
+    private var arbiter: ATTArbiter {
+        ATTArbiter(
+            live: phase == .live, controlPointBusy: ancs.isBusy(session),
+            companionBusy: companion.outstanding != nil)
+    }
     /// The phone's local time as its Current Time Service said (kept
     /// across links).
     public var phoneClock: PhoneClock { companion.clock }
@@ -223,14 +160,10 @@ public struct PhoneLink: ~Copyable {
         watch = NotificationSourceWatch(keepAliveQuietMs: config.keepAliveQuietMs, resubscribeQuietMs: config.resubscribeQuietMs)
         bearer = ATTBearer(config: config.bearer)
         session = Session(config: config.session)
+        ancs = ANCSClient(controlPointRefusalsForPermission: config.controlPointRefusalsForPermission)
         server = GATTServer(deviceName: config.deviceName)
         gattDiscovery = ServiceDiscovery(service: .uuid16(GATTUUID.genericAttribute), wanted: [.uuid16(GATTUUID.serviceChanged), nil, nil, nil])
-        ancsDiscovery = ServiceDiscovery(
-            service: .uuid128(ANCSUUID.service),
-            wanted: [.uuid128(ANCSUUID.notificationSource), .uuid128(ANCSUUID.controlPoint), .uuid128(ANCSUUID.dataSource), nil])
         scratch = ByteBuffer(capacity: config.bearer.maxMTU)
-        command = ByteBuffer(capacity: ATTValue.maximumBytes)
-        longWrite = LongWrite(capacityBytes: ATTValue.maximumBytes)
     }
 
     // MARK: Outputs
@@ -275,15 +208,13 @@ public struct PhoneLink: ~Copyable {
     public mutating func linkUp<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, bonded: Bool = false, handler: inout H, effects: inout Effects<S>) {
         bearer.reset()
         server.reset()
-        session.end()
-        longWrite.reset()
+        ancs.reset(&session)
         isEncrypted = false
         isBonded = bonded
         linkUpAt = now
         clearSecurityAndRetries()
         generation &+= 1
         serviceChangedHandle = 0
-        clearANCSHandles()
         companion.reset()
         encryptionDueBy = now.advanced(byMs: bonded ? bondedEncryptionDeadlineMs : config.pairingTimeoutMs)
         emit(.connected, now: now, handler: &handler, effects: &effects)
@@ -301,9 +232,8 @@ public struct PhoneLink: ~Copyable {
 
     public mutating func linkDown<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(reason: EndReason, now: Instant, handler: inout H, effects: inout Effects<S>) {
         guard phase != .disconnected else { return }
-        session.end()
+        ancs.linkEnded(&session)
         bearer.reset()
-        longWrite.reset()
         phase = .disconnected
         generation &+= 1
         encryptionDueBy = nil
@@ -326,7 +256,6 @@ public struct PhoneLink: ~Copyable {
         permissionBackoff.reset()
         bringUpBackoff.reset()
         bringUpFailures = 0
-        controlPointRefusals = 0
     }
 
     /// The platform learned after `linkUp` that the phone is bonded: it
@@ -409,20 +338,6 @@ public struct PhoneLink: ~Copyable {
         act(.raiseSecurity(attempt: attempt))
     }
 
-    /// Ends the session on a link that stays up. A long write under way is
-    /// abandoned: its responses are no longer awaited, and the next one
-    /// cancels whatever the phone queued.
-    private mutating func endSession() {
-        session.end()
-        longWrite.abandon()
-    }
-
-    private mutating func clearANCSHandles() {
-        notificationSourceHandle = 0
-        dataSourceHandle = 0
-        controlPointHandle = 0
-    }
-
     /// Submits the request in `scratch`, tagged with the generation.
     private mutating func submit<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
         if case .refused = bearer.submitRequest(copyOf: scratch, tag: UInt16(generation) << 8, now: now) {
@@ -471,25 +386,28 @@ public struct PhoneLink: ~Copyable {
     }
 
     private mutating func notification<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(handle: UInt16, value: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
-        if handle != 0 && handle == notificationSourceHandle {
+        switch ancs.notification(handle: handle, value: value, &session) {
+        case .notificationSource(let result, let permitted):
             watch.traffic(now: now)
-            controlPointPermitted(now: now, handler: &handler, effects: &effects)
-            switch session.receiveNotificationSource(value) {
+            if permitted { emit(.controlPointPermitted, now: now, handler: &handler, effects: &effects) }
+            switch result {
             case .applied(let change): emit(.notification(change), now: now, handler: &handler, effects: &effects)
             case .dropped(let error): emit(.drop(.notificationSource(error)), now: now, handler: &handler, effects: &effects)
             case .outsideSession: emit(.drop(.notificationSourceOutsideSession), now: now, handler: &handler, effects: &effects)
             }
-        } else if handle != 0 && handle == dataSourceHandle {
-            switch session.receiveDataSource(value) {
+        case .dataSource(let result):
+            switch result {
             case .needMore: break
             case .completed(let result): emit(.command(result), now: now, handler: &handler, effects: &effects)
             case .dropped(_, let reason): emit(.drop(.dataSource(reason)), now: now, handler: &handler, effects: &effects)
             }
-        } else if case .handled(let event) = companion.notification(handle: handle, value: value, now: now) {
-            if let event { emit(event, now: now, handler: &handler, effects: &effects) }
-        } else {
-            counters.unknownHandleNotifications &+= 1
-            emit(.drop(.notificationOnUnknownHandle), now: now, handler: &handler, effects: &effects)
+        case .notMine:
+            if case .handled(let event) = companion.notification(handle: handle, value: value, now: now) {
+                if let event { emit(event, now: now, handler: &handler, effects: &effects) }
+            } else {
+                counters.unknownHandleNotifications &+= 1
+                emit(.drop(.notificationOnUnknownHandle), now: now, handler: &handler, effects: &effects)
+            }
         }
     }
 
@@ -503,8 +421,7 @@ public struct PhoneLink: ~Copyable {
             emit(.drop(.serviceChangedMalformed), now: now, handler: &handler, effects: &effects)
             return
         }
-        let ancsKnown = ancsDiscovery.serviceStart != 0
-        let covers = !ancsKnown || range.overlaps(start: ancsDiscovery.serviceStart, end: ancsDiscovery.serviceEnd)
+        let covers = ancs.isAffected(by: range)
         switch phase {
         case .disconnected, .bringUp(.exchangingMTU), .bringUp(.discoveringGATT), .bringUp(.subscribingServiceChanged):
             return  // ANCS discovery has not started; it will see the new database.
@@ -514,7 +431,7 @@ public struct PhoneLink: ~Copyable {
         // AMS and CTS are found again once ANCS is live again (or at once
         // when only they moved).
         if companion.step != .notStarted, companion.isAffected(by: range) {
-            if !covers, phase == .live, companion.outstanding != nil {
+            if !covers, arbiter.holder == .companion {
                 // Its answer would come under the old database: skip it.
                 generation &+= 1
             }
@@ -528,7 +445,7 @@ public struct PhoneLink: ~Copyable {
 
     private mutating func restartANCS<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(reason: EndReason, now: Instant, handler: inout H, effects: inout Effects<S>) {
         if session.isActive || phase == .live { emit(.ended(reason: reason), now: now, handler: &handler, effects: &effects) }
-        endSession()
+        ancs.endSession(&session)
         generation &+= 1
         abandonCompanion(dropMedia: false, now: now, handler: &handler, effects: &effects)
         startANCSDiscovery(now: now, handler: &handler, effects: &effects)
@@ -536,7 +453,22 @@ public struct PhoneLink: ~Copyable {
 
     // MARK: Bring-up
 
+    /// A response of this generation goes to the client holding the bearer.
     private mutating func response<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ response: ATTPDU, pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
+        switch arbiter.holder {
+        case .link:
+            bringUpResponse(response, pdu: pdu, now: now, handler: &handler, effects: &effects)
+        case .companion:
+            if let event = companion.handle(response, in: pdu, now: now) { emit(event, now: now, handler: &handler, effects: &effects) }
+        case .controlPoint, .keepAlive, nil:
+            // The Control Point write (or a step of its long write): the
+            // only other request made while live (the keep-alive's probe is
+            // a Control Point command).
+            controlPointResponse(response, pdu: pdu, now: now, handler: &handler, effects: &effects)
+        }
+    }
+
+    private mutating func bringUpResponse<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ response: ATTPDU, pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
         switch phase {
         case .disconnected, .ancsAbsent, .waitingForPermission, .retrying, .bringUp(.awaitingEncryption):
             // Nothing of this generation is outstanding in these phases.
@@ -545,16 +477,17 @@ public struct PhoneLink: ~Copyable {
             if case .exchangeMTUResponse = response { emit(.mtu(bearer.mtu), now: now, handler: &handler, effects: &effects) }
             phase = .bringUp(.discoveringGATT)
             gattDiscovery.restart()
-            continueDiscovery(gatt: true, now: now, handler: &handler, effects: &effects)
+            continueGATTDiscovery(now: now, handler: &handler, effects: &effects)
         case .bringUp(.discoveringGATT):
             switch gattDiscovery.handle(response, in: pdu) {
             case .continuing:
-                continueDiscovery(gatt: true, now: now, handler: &handler, effects: &effects)
+                continueGATTDiscovery(now: now, handler: &handler, effects: &effects)
             case .done:
                 if let sc = gattDiscovery.characteristic(.uuid16(GATTUUID.serviceChanged)), sc.cccdHandle != 0 {
                     serviceChangedHandle = sc.valueHandle
                     phase = .bringUp(.subscribingServiceChanged)
-                    writeCCCD(sc.cccdHandle, CCCDValue.indications, now: now, handler: &handler, effects: &effects)
+                    serviceChangedWrite = CCCDWrite(handle: sc.cccdHandle, value: CCCDValue.indications)
+                    if serviceChangedWrite.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
                 } else {
                     emit(.error(.serviceChangedAbsent), now: now, handler: &handler, effects: &effects)
                     startANCSDiscovery(now: now, handler: &handler, effects: &effects)
@@ -567,12 +500,12 @@ public struct PhoneLink: ~Copyable {
                 startANCSDiscovery(now: now, handler: &handler, effects: &effects)
             }
         case .bringUp(.subscribingServiceChanged):
-            if case .refused = cccd.handle(response, in: pdu) { emit(.error(.serviceChangedSubscribeFailed), now: now, handler: &handler, effects: &effects) }
+            if case .refused = serviceChangedWrite.handle(response, in: pdu) { emit(.error(.serviceChangedSubscribeFailed), now: now, handler: &handler, effects: &effects) }
             startANCSDiscovery(now: now, handler: &handler, effects: &effects)
         case .bringUp(.discoveringANCS):
-            switch ancsDiscovery.handle(response, in: pdu) {
+            switch ancs.discoveryResponse(response, in: pdu) {
             case .continuing:
-                continueDiscovery(gatt: false, now: now, handler: &handler, effects: &effects)
+                continueANCS(now: now, handler: &handler, effects: &effects)
             case .done:
                 ancsDiscovered(now: now, handler: &handler, effects: &effects)
             case .serviceNotFound:
@@ -589,13 +522,13 @@ public struct PhoneLink: ~Copyable {
                 }
             }
         case .bringUp(.subscribingDataSource):
-            let progress = cccd.handle(response, in: pdu)
+            let progress = ancs.subscriptionResponse(response, in: pdu)
             guard progress == .written else { return subscribeFailed(.dataSource, progress, now: now, handler: &handler, effects: &effects) }
             subscribeNotificationSource(now: now, handler: &handler, effects: &effects)
         case .bringUp(.subscribingNotificationSource):
-            let progress = cccd.handle(response, in: pdu)
+            let progress = ancs.subscriptionResponse(response, in: pdu)
             guard progress == .written else {
-                endSession()
+                ancs.endSession(&session)
                 return subscribeFailed(.notificationSource, progress, now: now, handler: &handler, effects: &effects)
             }
             phase = .live
@@ -612,78 +545,23 @@ public struct PhoneLink: ~Copyable {
         case .resubscribing(.silence):
             subscribeNotificationSource(now: now, handler: &handler, effects: &effects)
         case .live:
-            // A companion service's request (AMS, CTS), or else the Control
-            // Point write (or a step of its long write): the only requests
-            // made while live (resubscribing and restarts leave this phase
-            // first, and a restart bumps the generation).
-            if companion.outstanding != nil {
-                if let event = companion.handle(response, in: pdu, now: now) { emit(event, now: now, handler: &handler, effects: &effects) }
-                return
-            }
-            let result: CommandResult?
-            if longWrite.isActive {
-                switch longWrite.handle(response, in: pdu) {
-                case .continuing:
-                    continueLongWrite(now: now, handler: &handler, effects: &effects)
-                    return
-                case .written:
-                    result = controlPointWriteAcknowledged(now: now, handler: &handler, effects: &effects)
-                case .failed(let code):
-                    result = controlPointWriteFailed(attErrorCode: code, now: now, handler: &handler, effects: &effects)
-                }
-            } else if case .errorResponse(_, _, let code) = response {
-                result = controlPointWriteFailed(attErrorCode: code, now: now, handler: &handler, effects: &effects)
-            } else {
-                result = controlPointWriteAcknowledged(now: now, handler: &handler, effects: &effects)
-            }
-            if let result { commandFinished(result, now: now, handler: &handler, effects: &effects) }
+            preconditionFailure("the live link's responses go to its clients")
         }
     }
 
-    /// The session's answer to a failed Control Point write. When it removed
-    /// the notification (0xA2: the phone no longer has the UID), the removal
-    /// is reported as a table change with the count the table now holds for
-    /// its category (one fewer than the phone's latest), as the phone's own
-    /// Removed would have said, so counts and the unread indicator stay true.
-    /// Refusals for want of permission (0x03/0x08) are counted in a row: at
-    /// `controlPointRefusalsForPermission` the phone is taken not to share.
-    private mutating func controlPointWriteFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(attErrorCode code: UInt8, now: Instant, handler: inout H, effects: inout Effects<S>) -> CommandResult? {
-        let target = session.commandInFlight?.uid.flatMap { session.table.record(uid: $0) }
-        let result = session.controlPointWriteFailed(attErrorCode: code)
-        if code == ATTErrorCode.writeNotPermitted || code == ATTErrorCode.insufficientAuthorization {
-            // Sharing off (or its prompt pending): at the threshold and after,
-            // the wearer is told as at a refused subscription.
-            counters.controlPointPermissionRefusals &+= 1
-            if controlPointRefusals < Int.max { controlPointRefusals += 1 }
-            if controlPointRefusals >= config.controlPointRefusalsForPermission {
-                emit(.controlPointNotPermitted(inARow: controlPointRefusals), now: now, handler: &handler, effects: &effects)
-            }
-        } else if ANCSErrorCode(rawValue: code) != nil {
-            // An ANCS error is an answer from a phone that shares.
-            controlPointPermitted(now: now, handler: &handler, effects: &effects)
-        }
-        if var record = target, session.table.record(uid: record.uid) == nil {
+    /// The answer to the Control Point write, reported in order: the
+    /// phone's permission, a removal the phone's 0xA2 means, the command's end.
+    private mutating func controlPointResponse<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ response: ATTPDU, pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
+        let answer = ancs.controlPointResponse(response, in: pdu, &session, now: now)
+        if answer.continuing { return continueANCS(now: now, handler: &handler, effects: &effects) }
+        if answer.refusedForPermission { counters.controlPointPermissionRefusals &+= 1 }
+        if let inARow = answer.notPermittedInARow { emit(.controlPointNotPermitted(inARow: inARow), now: now, handler: &handler, effects: &effects) }
+        if answer.permitted { emit(.controlPointPermitted, now: now, handler: &handler, effects: &effects) }
+        if let record = answer.removed {
             counters.removedByInvalidUID &+= 1
-            record.lastEvent = .removed
-            record.categoryCount = session.table.categoryCount(record.category)
             emit(.notification(.removed(record)), now: now, handler: &handler, effects: &effects)
         }
-        return result
-    }
-
-    /// The phone took the Control Point write (its Write Response).
-    private mutating func controlPointWriteAcknowledged<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) -> CommandResult? {
-        controlPointPermitted(now: now, handler: &handler, effects: &effects)
-        return session.controlPointWriteAcknowledged(now: now)
-    }
-
-    /// The phone shares notifications: refusals in a row start over, and a
-    /// wait they had begun is reported over.
-    private mutating func controlPointPermitted<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        guard controlPointRefusals > 0 else { return }
-        let wasWaiting = controlPointRefusals >= config.controlPointRefusalsForPermission
-        controlPointRefusals = 0
-        if wasWaiting { emit(.controlPointPermitted, now: now, handler: &handler, effects: &effects) }
+        if let result = answer.result { commandFinished(result, now: now, handler: &handler, effects: &effects) }
     }
 
     private mutating func subscribeFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ what: SubscribedSource, _ progress: CCCDWrite.Progress, now: Instant, handler: inout H, effects: inout Effects<S>) {
@@ -708,28 +586,28 @@ public struct PhoneLink: ~Copyable {
         }
     }
 
-    private mutating func continueDiscovery<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(gatt: Bool, now: Instant, handler: inout H, effects: inout Effects<S>) {
-        let wrote = gatt
-            ? gattDiscovery.nextRequest(into: &scratch, mtu: bearer.mtu)
-            : ancsDiscovery.nextRequest(into: &scratch, mtu: bearer.mtu)
-        if wrote { submit(now: now, handler: &handler, effects: &effects) }
+    private mutating func continueGATTDiscovery<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
+        if gattDiscovery.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
+    }
+
+    /// The ANCS client's next request (discovery, a subscription, a step of
+    /// a long write).
+    private mutating func continueANCS<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
+        if ancs.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
     }
 
     private mutating func startANCSDiscovery<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
         phase = .bringUp(.discoveringANCS)
-        clearANCSHandles()
-        ancsDiscovery.restart()
-        continueDiscovery(gatt: false, now: now, handler: &handler, effects: &effects)
+        ancs.startDiscovery()
+        continueANCS(now: now, handler: &handler, effects: &effects)
     }
 
     private mutating func ancsDiscovered<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)), ns.cccdHandle != 0 else {
+        guard ancs.discovered() else {
             emit(.error(.noNotificationSource), now: now, handler: &handler, effects: &effects)
             emit(.ancsAbsent, now: now, handler: &handler, effects: &effects)
             return ancsUnusable(now: now, handler: &handler, effects: &effects)
         }
-        notificationSourceHandle = ns.valueHandle
-        controlPointHandle = ancsDiscovery.characteristic(.uuid128(ANCSUUID.controlPoint))?.valueHandle ?? 0
         emit(.discovered, now: now, handler: &handler, effects: &effects)
         guard isEncrypted else {
             // Trusted only once encrypted: subscribed from `securityChanged`.
@@ -755,26 +633,22 @@ public struct PhoneLink: ~Copyable {
 
     /// Data Source first (when the phone has it), then Notification Source.
     private mutating func subscribeDataSource<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        if let ds = ancsDiscovery.characteristic(.uuid128(ANCSUUID.dataSource)), ds.cccdHandle != 0 {
-            dataSourceHandle = ds.valueHandle
+        if ancs.subscribe(.dataSource, CCCDValue.notifications) {
             phase = .bringUp(.subscribingDataSource)
-            writeCCCD(ds.cccdHandle, CCCDValue.notifications, now: now, handler: &handler, effects: &effects)
+            continueANCS(now: now, handler: &handler, effects: &effects)
         } else {
             subscribeNotificationSource(now: now, handler: &handler, effects: &effects)
         }
     }
 
     private mutating func subscribeNotificationSource<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)) else { return }
+        // The session begins when the write is sent: the phone may notify
+        // the moment it is written, before its Write Response.
+        guard ancs.subscribe(.notificationSource, CCCDValue.notifications) else { return }
         phase = .bringUp(.subscribingNotificationSource)
-        endSession()
+        ancs.endSession(&session)
         session.begin()
-        writeCCCD(ns.cccdHandle, CCCDValue.notifications, now: now, handler: &handler, effects: &effects)
-    }
-
-    private mutating func writeCCCD<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ handle: UInt16, _ value: UInt16, now: Instant, handler: inout H, effects: inout Effects<S>) {
-        cccd = CCCDWrite(handle: handle, value: value)
-        if cccd.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
+        continueANCS(now: now, handler: &handler, effects: &effects)
     }
 
     // MARK: Commands
@@ -801,9 +675,16 @@ public struct PhoneLink: ~Copyable {
         session.fetchAppName(appIdentifier)
     }
 
+    /// The notification a press's action `id` is for: the incoming call if
+    /// one is present (whether or not it offers `id`), else the most recent
+    /// notification offering it; nil when there is neither.
+    public func actionTarget(for id: ActionID) -> NotificationRecord? {
+        session.table.mostRecent { $0.isIncomingCall } ?? session.table.mostRecent { $0.offers(id) }
+    }
+
     /// Queues Perform Notification Action, only if the notification offers it.
     public mutating func performAction(uid: UInt32, _ action: ActionID) -> RequestOutcome {
-        guard phase == .live, controlPointHandle != 0 else { return .inactive }
+        guard phase == .live, ancs.controlPointHandle != 0 else { return .inactive }
         return session.performAction(uid: uid, action)
     }
 
@@ -828,7 +709,7 @@ public struct PhoneLink: ~Copyable {
     /// (Data Source in between after a failed probe). A new session: the
     /// phone replays what it holds, flagged PreExisting.
     private mutating func resubscribe<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ why: Resubscription, now: Instant, handler: inout H, effects: inout Effects<S>) {
-        guard let ns = ancsDiscovery.characteristic(.uuid128(ANCSUUID.notificationSource)), ns.cccdHandle != 0 else { return }
+        guard ancs.notificationSourceHandle != 0 else { return }
         counters.resubscriptions &+= 1
         switch why {
         case .probeFailed:
@@ -837,61 +718,49 @@ public struct PhoneLink: ~Copyable {
             counters.silenceResubscriptions &+= 1
             emit(.ended(reason: .notificationSourceSilent), now: now, handler: &handler, effects: &effects)
         }
-        endSession()
+        ancs.endSession(&session)
         phase = .resubscribing(why)
-        writeCCCD(ns.cccdHandle, CCCDValue.none, now: now, handler: &handler, effects: &effects)
+        _ = ancs.subscribe(.notificationSource, CCCDValue.none)
+        continueANCS(now: now, handler: &handler, effects: &effects)
     }
 
     /// Sends queued Control Point commands. Call after reading the events of
     /// an input: a command sent here replaces the last attribute values.
     public mutating func flush<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        guard phase == .live, companion.outstanding == nil else { return }
+        // The turns in the arbiter's order: the Control Point, then (with
+        // the bearer still free) a media press or the next step of the
+        // companion services' bring-up.
+        guard arbiter.mayTakeTurn(.controlPoint) else { return }
         sendCommand(now: now, handler: &handler, effects: &effects)
-        // With the Control Point idle: a media press, or the next step of
-        // the companion services' bring-up.
-        guard !session.hasCommandInFlight, !longWrite.isActive, companion.wantsToSend else { return }
+        guard arbiter.mayTakeTurn(.companion), companion.wantsToSend else { return }
         if companion.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
     }
 
     /// Sends the next queued Control Point command, if it may go.
     private mutating func sendCommand<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        guard controlPointHandle != 0, session.canSend else { return }
+        guard ancs.canSendCommand(session) else { return }
         // Each pass sends one command or drops one. The queues hold at most
         // fetchQueueCapacity + actionQueueCapacity, and a reaction to a drop
         // may queue one more (an alert never fetches): twice that is the
         // loop's limit; whatever is left goes at the next flush.
         let maxPasses = 2 * (config.session.fetchQueueCapacity + config.session.actionQueueCapacity)
         for _ in 0..<maxPasses {
-            guard let outcome = session.encodeNextCommand(into: &command, maxLength: longWrite.capacityBytes) else { return }
-            switch outcome {
-            case .send:
-                if command.count <= bearer.mtu - 3 {
-                    do {
-                        try PDUWriter.writeRequest(&scratch, handle: controlPointHandle, valueOf: command, mtu: bearer.mtu)
-                    } catch {
-                        preconditionFailure("checked against MTU - 3")
-                    }
-                    submit(now: now, handler: &handler, effects: &effects)
-                } else {
-                    longWrite.start(handle: controlPointHandle, valueOf: command)
-                    continueLongWrite(now: now, handler: &handler, effects: &effects)
-                }
+            switch ancs.nextCommand(&session, into: &scratch, mtu: bearer.mtu) {
+            case nil:
                 return
+            case .send:
+                return submit(now: now, handler: &handler, effects: &effects)
             case .dropped(let result):
                 emit(.command(result), now: now, handler: &handler, effects: &effects)
             }
         }
     }
 
-    private mutating func continueLongWrite<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        if longWrite.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
-    }
-
     // MARK: Time
 
     public var deadline: Instant? {
-        var next = earliest(bearer.deadline, session.deadline)
-        if phase == .live, !session.hasCommandInFlight, companion.outstanding == nil { next = earliest(next, watch.deadline) }
+        var next = earliest(bearer.deadline, ancs.deadline(session))
+        if arbiter.mayTakeTurn(.keepAlive) { next = earliest(next, watch.deadline) }
         next = earliest(next, security.deadline)
         if !isEncrypted { next = earliest(next, encryptionDueBy) }
         if case .waitingForPermission(_, let at?) = phase { next = earliest(next, at) }
@@ -927,8 +796,8 @@ public struct PhoneLink: ~Copyable {
             phase = .waitingForPermission(retry: retry, at: nil)
             retrySubscription(retry, now: now, handler: &handler, effects: &effects)
         }
-        if let result = session.checkTimeout(now: now) { commandFinished(result, now: now, handler: &handler, effects: &effects) }
-        if phase == .live, !session.hasCommandInFlight, companion.outstanding == nil {
+        if let result = ancs.advance(&session, now: now) { commandFinished(result, now: now, handler: &handler, effects: &effects) }
+        if arbiter.mayTakeTurn(.keepAlive) {
             switch watch.advance(now: now) {
             case .resubscribe: resubscribe(.silence, now: now, handler: &handler, effects: &effects)
             case .probe: if session.probe() == .queued { counters.probesSent &+= 1 }

@@ -178,6 +178,7 @@ public struct WearableCore: ~Copyable {
         phone = PhoneLink(config: config.link)
         controller = Controller(config: config.controller, bonds: bonds)
         alerts = AlertPolicy(config: config)
+        alerts.pairingMode = controller.isPairingMode
         phoneWatch = PhoneLostWatch(timeoutMs: config.policy.phoneLostMs, cooldownMs: config.phoneLostCooldownMs)
         let outputs = max(1, config.board.outputs.count)
         buttons = ButtonRouter(board: config.board, policy: config.policy)
@@ -200,7 +201,6 @@ public struct WearableCore: ~Copyable {
         // counts as bonded, as the simulated phone keeps its bond.
         let bonded = controller.config.enabled
             ? !controller.bonds.isEmpty && !controller.isPairingMode : peerWasEncrypted
-        alerts.pairingMode = controller.isPairingMode
         phone.linkUp(now: now, bonded: bonded, handler: &alerts, effects: &effects)
         // Without a controller the simulated phone is the only phone: once
         // one has subscribed, every link is its (Bluetooth waits for the
@@ -217,7 +217,6 @@ public struct WearableCore: ~Copyable {
     }
 
     public mutating func linkDown<S: EventSink & ~Copyable>(reason: EndReason, now: Instant, into effects: inout Effects<S>) {
-        alerts.pairingMode = controller.isPairingMode
         linkFromKnownPhone = false
         phone.linkDown(reason: reason, now: now, handler: &alerts, effects: &effects)
         if reason == .notSecured || reason == .ancsUnavailable { controller.dropConnection() }
@@ -230,14 +229,12 @@ public struct WearableCore: ~Copyable {
     }
 
     public mutating func receive<S: EventSink & ~Copyable>(_ pdu: Span<UInt8>, now: Instant, into effects: inout Effects<S>) {
-        alerts.pairingMode = controller.isPairingMode
         phone.receive(pdu, now: now, handler: &alerts, effects: &effects)
         applyPatterns(now: now, into: &effects)
     }
 
     public mutating func securityChanged<S: EventSink & ~Copyable>(encrypted: Bool, now: Instant, into effects: inout Effects<S>) {
         if encrypted { peerWasEncrypted = true }
-        alerts.pairingMode = controller.isPairingMode
         phone.securityChanged(encrypted: encrypted, now: now, handler: &alerts, effects: &effects)
         phoneConnected(now: now, into: &effects)
         applyPatterns(now: now, into: &effects)
@@ -283,6 +280,10 @@ public struct WearableCore: ~Copyable {
             controllerEventsDroppedSeen = controller.eventsDropped
             emit(.rejected(what: "controller-event", reason: "queue-full"), now: now, into: &effects)
         }
+        // The one place the policy learns the controller's pairing mode
+        // (it gives the pairing pattern back when a link ends): the mode
+        // changes only in the controller's inputs, each absorbed here.
+        alerts.pairingMode = controller.isPairingMode
         // Whatever events were lost, the pairing pattern never outlives
         // pairing mode.
         if any, !controller.isPairingMode { alerts.stopPairing(now: now) }
@@ -319,7 +320,6 @@ public struct WearableCore: ~Copyable {
     }
 
     public mutating func advance<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
-        alerts.pairingMode = controller.isPairingMode
         phone.advance(now: now, handler: &alerts, effects: &effects)
         applyPatterns(now: now, into: &effects)
         controller.advance(now: now)
@@ -397,8 +397,7 @@ public struct WearableCore: ~Copyable {
     /// Perform Notification Action `id` on the target: the incoming call
     /// if one is present, else the most recent notification offering it.
     private mutating func act<S: EventSink & ~Copyable>(_ id: ActionID, now: Instant, into effects: inout Effects<S>) {
-        let call = phone.session.table.mostRecent { $0.isIncomingCall }
-        let target = call ?? phone.session.table.mostRecent { $0.offers(id) }
+        let target = phone.actionTarget(for: id)
         guard let target, target.offers(id) else {
             emit(.action(uid: target?.uid ?? 0, action: id, result: .nothingToDo), now: now, into: &effects)
             alerts.nothingToDo(now: now)
@@ -444,7 +443,6 @@ public struct WearableCore: ~Copyable {
     /// drops instead (reported as they go, and a reaction may queue
     /// another) are bounded inside `PhoneLink.flush`.
     public mutating func flush<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
-        alerts.pairingMode = controller.isPairingMode
         phone.flush(now: now, handler: &alerts, effects: &effects)
         applyPatterns(now: now, into: &effects)
     }
