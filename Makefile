@@ -268,15 +268,23 @@ IMAGE_DIR := .build/image
 image-raw: deb-arm64-trixie
 	@scripts/build-image $(BOARD) $$(ls $(DEB_DIR)/wristlink_*+deb13_arm64.deb) $(IMAGE_DIR)
 
+# The .img.xz, its SHA-256, and the Raspberry Pi Imager repository file
+# wristlink.rpi-imager.json listing the newest image of each board built in
+# .build/image (scripts/imager-repo; WL_IMAGER_URL_BASE for published URLs).
 image: image-raw
 	@scripts/ensure-packages xz-utils
 	@img=$$(ls -t $(IMAGE_DIR)/wristlink-*-$(BOARD).img | head -1); t=$$(date +%s); \
 	rm -f "$$img.xz"; xz -T0 -6 -k "$$img" && (cd $(IMAGE_DIR) && sha256sum "$${img##*/}.xz" > "$${img##*/}.xz.sha256") && \
 	echo "image: $$img.xz $$(( $$(stat -c %s "$$img.xz") / 1048576 )) MiB (xz -6 in $$(( $$(date +%s) - t )) s), raw $$(( $$(stat -c %s "$$img") / 1048576 )) MiB; sha256 in $$img.xz.sha256"
+	@scripts/imager-repo $(IMAGE_DIR)/wristlink.rpi-imager.json \
+		$$(for b in pi-zero-2w pi4 pi5; do ls -t $(IMAGE_DIR)/wristlink-*-$$b.img.xz 2>/dev/null | head -1; done) > /dev/null && \
+	echo "image: for Raspberry Pi Imager: rpi-imager --repo $(CURDIR)/$(IMAGE_DIR)/wristlink.rpi-imager.json"
 
 # For `make test`: the Zero 2 W image (raw: the test does not need the .xz)
-# booted twice in QEMU from a copy of itself (Tests/Image/boot-test.sh):
-# raspi3b with the Zero 2 W's device tree, a power cut, then virt.
+# booted in QEMU from copies of itself (Tests/Image/boot-test.sh): raspi3b
+# with the Zero 2 W's device tree, a power cut, then virt; then two fresh
+# copies with Raspberry Pi Imager's two kinds of customisation (raspi3b).
+# It also checks an Imager repository file written for the raw image.
 test-image: BOARD = pi-zero-2w
 test-image: image-raw
 	@Tests/Image/boot-test.sh $$(ls -t $(IMAGE_DIR)/wristlink-*-pi-zero-2w.img | head -1)

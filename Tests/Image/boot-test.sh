@@ -20,6 +20,19 @@
 #     written, the data partition's journal at most replayed), the bond file
 #     byte for byte the same and loaded again, and nothing else of boot 1
 #     left (one boot in the journal, a new machine ID).
+#   boot 3, -M raspi3b, a fresh copy customised as Raspberry Pi Imager 1.x
+#     does with firstrun.sh: the script on the boot partition and
+#     `systemd.run=/boot/firstrun.sh systemd.run_success_action=reboot
+#     systemd.unit=kernel-command-line.target` appended to cmdline.txt (the
+#     kernel gets that command line): multi-user with no failed unit,
+#     wristlink.service running, kernel-command-line.service masked and never
+#     run, what was ignored in the journal and the report, cmdline.txt and
+#     firstrun.sh left as they were.
+#   boot 4, -M raspi3b, a fresh copy customised the cloud-init way
+#     (user-data, network-config, meta-data on the boot partition): the same,
+#     the journal naming the three files.
+# Before the boots, the Imager repository file (scripts/imager-repo) written
+# for the image is checked against it (Tests/Image/imager-repo-check.py).
 # Each boot is bounded (IMAGE_BOOT_TIMEOUT, default 420 s). Results and the
 # consoles: .build/image/boot-test/. Exit 0 when every check passed.
 set -euo pipefail
@@ -130,6 +143,11 @@ field() { report "$1" | sed -n "s|^$2: ||p" | head -1; }
 # the writer's SIGPIPE would count as the check failing.
 set +e +o pipefail
 
+# --- the Imager repository file, checked against the image -------------------
+"$ROOT/scripts/imager-repo" "$OUT/imager-repo.json" "$IMAGE" > /dev/null 2> "$OUT/imager-repo.log"
+"$HERE/imager-repo-check.py" "$OUT/imager-repo.json" "$IMAGE" > "$OUT/imager-repo-check.txt" 2>&1
+check "the Imager repository file matches the image (size, sha256, pi3-64bit)" $? "$(grep FAIL "$OUT/imager-repo-check.txt" | head -3)"
+
 # --- boot 1: raspi3b, the Zero 2 W's device tree ------------------------------
 # The power is cut while the firmware runs (a flat battery).
 ok=0; boot 1 raspi3b -M raspi3b -accel tcg,thread=single -kernel "$OUT/vmlinuz" -initrd "$OUT/initrd.img" \
@@ -155,6 +173,7 @@ else
   n_out=$(printf '%s\n' "$gpios" | grep -cE 'GPIO(17|18|27) .*[|]wristlink *[)] *out lo' || true)
   n_in=$(printf '%s\n' "$gpios" | grep -cE 'GPIO(22|23) .*[|]wristlink *[)] *in ' || true)
   [ "$n_out" -eq 3 ] && [ "$n_in" -eq 2 ]; check "boot 1: led-notify, led-call, vibration requested on gpiochip0 and low; both buttons held" $? "$gpios"
+  report 1 | grep -q '^imager: no Raspberry Pi Imager customisation on this card'; check "boot 1: the journal says the card has no Imager customisation" $? "$(report 1 | grep '^imager')"
   field 1 "wifi-sdio-host /soc/mmc@7e300000" | grep -q disabled && [ -z "$(field 1 wifi-interfaces)" ]
   check "boot 1: Wi-Fi off (its SDIO host disabled by the overlay, no wireless interface)" $? "$(report 1 | grep '^wifi')"
   active_us="$(field 1 service-active-us)"
@@ -182,5 +201,88 @@ else
   check "boot 2: nothing else of boot 1 survived (journal boots: $(field 2 journal-boots), machine ID new)" $? "journal boots $(field 2 journal-boots), machine IDs $id1 / $(field 2 machine-id)"
   active_us="$(field 2 service-active-us)"
 fi
+# --- boots 3 and 4: Raspberry Pi Imager's two kinds of customisation ---------
+# Each on a fresh copy of the image, as Imager 1.x leaves a card it has
+# written and customised; -M raspi3b as boot 1, the kernel command line
+# from that copy's cmdline.txt plus the boot report.
+imager_copy() {  # imager_copy NAME: a fresh copy in $idisk, its boot partition $ifat
+  idisk="$OUT/sd-$1.img"
+  cp --sparse=always "$IMAGE" "$idisk"
+  ifat="$idisk@@$boot_off"
+}
+raspi_boot() {  # raspi_boot N DISK CMDLINE
+  boot "$1" raspi3b -M raspi3b -accel tcg,thread=single -kernel "$OUT/vmlinuz" -initrd "$OUT/initrd.img" \
+    -dtb "$OUT/zero-2-w.dtb" -append "$3" \
+    -drive "file=$2,if=sd,format=raw,cache=unsafe" -serial null -serial "file:$OUT/console-$1.log"
+}
+wearable_runs() {  # wearable_runs N: multi-user and wristlink.service running, as in boot 1
+  local n=$1 svc bad=0 want
+  [ "$(field "$n" system)" = running ]; check "boot $n: multi-user, no failed unit (system $(field "$n" system), failed: $(field "$n" failed-units))" $? "system $(field "$n" system), failed: $(field "$n" failed-units)"
+  svc="$(field "$n" service)"
+  for want in ActiveState=active SubState=running NRestarts=0; do case " $svc " in *" $want "*) ;; *) bad=1 ;; esac; done
+  check "boot $n: wristlink.service active, never restarted ($svc)" $bad "$svc"
+  report "$n" | grep -q '^journal: .*waiting for the Bluetooth controller'; check "boot $n: the firmware runs and waits for a Bluetooth controller" $? "$(report "$n" | grep '^journal:' | tail -3)"
+}
+same_file() {  # same_file N FAT-PATH LOCAL-FILE: the card's file is byte for byte LOCAL-FILE after boot N
+  mcopy -n -i "$ifat" "::/$2" "$OUT/after-$1-${2##*/}" 2>/dev/null && cmp -s "$OUT/after-$1-${2##*/}" "$3"
+  check "boot $1: $2 on the card left as Imager wrote it" $? "$(cmp "$OUT/after-$1-${2##*/}" "$3" 2>&1)"
+}
+
+# boot 3: firstrun.sh, and its arguments appended to cmdline.txt's one line
+imager_copy firstrun
+cat > "$OUT/firstrun.sh" <<'SH'
+#!/bin/bash
+# As Raspberry Pi Imager 1.x writes it, shortened: it would set the hostname,
+# a user and password, SSH, Wi-Fi and the locale, then take its arguments out
+# of /boot/cmdline.txt and delete itself. Here it only says that it ran.
+set +e
+echo "wl-firstrun: ran" > /dev/console
+rm -f /boot/firstrun.sh
+sed -i 's| systemd.run.*||g' /boot/cmdline.txt
+exit 0
+SH
+imager_args="systemd.run=/boot/firstrun.sh systemd.run_success_action=reboot systemd.unit=kernel-command-line.target"
+printf '%s %s\n' "$(tr -d '\r\n' < "$OUT/cmdline.txt")" "$imager_args" > "$OUT/cmdline-firstrun.txt"
+mcopy -i "$ifat" "$OUT/firstrun.sh" ::/firstrun.sh
+mcopy -o -i "$ifat" "$OUT/cmdline-firstrun.txt" ::/cmdline.txt
+truncate -s "$pow" "$idisk"
+ok=0; raspi_boot 3 "$idisk" "$(tr -d '\r\n' < "$OUT/cmdline-firstrun.txt") wristlink.boot-report" || ok=$?
+if [ "$ok" -ne 0 ]; then
+  fail "boot 3 (Imager's firstrun.sh): no report, the wearable did not reach multi-user (console: $OUT/console-3.log)"
+else
+  field 3 cmdline | grep -q " $imager_args"; check "boot 3: the kernel was given Imager's first-run arguments" $? "$(field 3 cmdline)"
+  wearable_runs 3
+  field 3 kernel-command-line.service | grep -q 'LoadState=masked'; check "boot 3: kernel-command-line.service (systemd.run=) masked, never run ($(field 3 kernel-command-line.service))" $? "$(field 3 kernel-command-line.service)"
+  t="$(field 3 kernel-command-line.target)"
+  case "$t" in *ActiveState=active*FragmentPath=/etc/systemd/system/kernel-command-line.target*) true ;; *) false ;; esac
+  check "boot 3: systemd.unit=kernel-command-line.target started the image's own target (multi-user)" $? "$t"
+  ! grep -q 'wl-firstrun: ran' "$OUT/console-3.log"; check "boot 3: firstrun.sh did not run" $? "$(grep -m1 'wl-firstrun' "$OUT/console-3.log")"
+  report 3 | grep -q "^imager: Raspberry Pi Imager customisation ignored: the kernel command line's $imager_args (cmdline.txt)"
+  check "boot 3: the journal and the report say the command line's arguments were ignored" $? "$(report 3 | grep '^imager')"
+  report 3 | grep -q '^imager: Raspberry Pi Imager customisation ignored: on the boot partition firstrun.sh ('
+  check "boot 3: the journal and the report say firstrun.sh was ignored" $? "$(report 3 | grep '^imager')"
+  same_file 3 cmdline.txt "$OUT/cmdline-firstrun.txt"
+  same_file 3 firstrun.sh "$OUT/firstrun.sh"
+fi
+
+# boot 4: cloud-init's NoCloud files, cmdline.txt as built
+imager_copy cloudinit
+printf '#cloud-config\nhostname: wristlink-test\nmanage_etc_hosts: true\nusers:\n- name: wearer\n  groups: users,adm,dialout,gpio\n  shell: /bin/bash\n  lock_passwd: false\n  passwd: "$5$testsalt$0123456789abcdefghijklmnopqrstuvwxyzABCDE"\nssh_pwauth: true\ntimezone: Europe/London\n' > "$OUT/user-data"
+printf 'network:\n  version: 2\n  wifis:\n    renderer: networkd\n    wlan0:\n      dhcp4: true\n      regulatory-domain: GB\n      access-points:\n        "test-ssid":\n          password: "not-a-real-one"\n      optional: true\n' > "$OUT/network-config"
+printf 'instance-id: wristlink-test\n' > "$OUT/meta-data"
+for f in user-data network-config meta-data; do mcopy -i "$ifat" "$OUT/$f" "::/$f"; done
+truncate -s "$pow" "$idisk"
+ok=0; raspi_boot 4 "$idisk" "$cmdline" || ok=$?
+if [ "$ok" -ne 0 ]; then
+  fail "boot 4 (Imager's cloud-init files): no report (console: $OUT/console-4.log)"
+else
+  wearable_runs 4
+  report 4 | grep -q '^imager: Raspberry Pi Imager customisation ignored: on the boot partition user-data network-config meta-data ('
+  check "boot 4: the journal and the report say user-data, network-config and meta-data were ignored" $? "$(report 4 | grep '^imager')"
+  ! report 4 | grep -q "^imager: .*kernel command line"; check "boot 4: no command-line customisation reported" $? "$(report 4 | grep '^imager')"
+  same_file 4 user-data "$OUT/user-data"
+fi
+rm -f "$OUT"/sd-firstrun.img "$OUT"/sd-cloudinit.img
+
 printf 'boot-test: %d failed, %s s in all (consoles and reports in %s)\n' "$fails" "$(elapsed "$T0")" "$OUT"
 [ "$fails" -eq 0 ]
