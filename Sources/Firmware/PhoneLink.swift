@@ -32,6 +32,14 @@
 // waits, ANCS shown only when encrypted, bonded phones encrypting by
 // themselves, silent subscription loss, a dead Notification Source):
 // docs/decisions/ (link-procedures.md and the records it links).
+//
+// The value is spread over three files: this one holds its state, its
+// outputs, the link's lifetime and the inbound dispatch;
+// PhoneLinkBringUp.swift the bring-up (responses while the link is not
+// live, discovery, subscription, retries); PhoneLinkCommands.swift the
+// Control Point commands, the flush and time. Its members are internal,
+// not private, so the parts share them; outside Firmware only the public
+// API is seen.
 
 import AMS
 import ANCS
@@ -86,7 +94,7 @@ public struct PhoneLink: ~Copyable {
     }
 
     public let config: PhoneLinkConfig
-    private var phase = Phase.disconnected
+    var phase = Phase.disconnected
     /// Where the link is, for observers (tests, figures).
     public var state: LinkState {
         switch phase {
@@ -106,44 +114,44 @@ public struct PhoneLink: ~Copyable {
         case .resubscribing: .resubscribing
         }
     }
-    public private(set) var bearer: ATTBearer
+    public internal(set) var bearer: ATTBearer
     /// ANCS: discovery, subscription, the Control Point and Data Source,
     /// with the session they feed.
-    private var ancs: ANCSClient
+    var ancs: ANCSClient
     /// The ANCS session, the client's (lent to it with each call).
-    public private(set) var session: Session
-    public private(set) var counters = PhoneLinkCounters()
-    public private(set) var isEncrypted = false
-    private var server: GATTServer
-    private var gattDiscovery: ServiceDiscovery
-    private var serviceChangedHandle: UInt16 = 0
+    public internal(set) var session: Session
+    public internal(set) var counters = PhoneLinkCounters()
+    public internal(set) var isEncrypted = false
+    var server: GATTServer
+    var gattDiscovery: ServiceDiscovery
+    var serviceChangedHandle: UInt16 = 0
     /// The actions waiting for the platform: a disconnection, and a raise
     /// (pointless once a disconnection is asked for).
-    private var disconnectReason: EndReason? = nil
-    private var raiseAttempt: Int? = nil
-    private var scratch: ByteBuffer
-    private var generation: UInt8 = 0
-    private var watch: NotificationSourceWatch
+    var disconnectReason: EndReason? = nil
+    var raiseAttempt: Int? = nil
+    var scratch: ByteBuffer
+    var generation: UInt8 = 0
+    var watch: NotificationSourceWatch
     /// The Service Changed subscription's CCCD write.
-    private var serviceChangedWrite = CCCDWrite(handle: 0, value: 0)
+    var serviceChangedWrite = CCCDWrite(handle: 0, value: 0)
     /// The link is to a bonded phone (it is expected to encrypt by itself).
-    public private(set) var isBonded = false
-    private var linkUpAt = Instant.zero
-    private var security: SecurityRaise
+    public internal(set) var isBonded = false
+    var linkUpAt = Instant.zero
+    var security: SecurityRaise
     public var isRaisingSecurity: Bool { security.isOutstanding }
-    private var permissionBackoff: Backoff
+    var permissionBackoff: Backoff
     /// The link must be encrypted by then, or it is dropped (nil: it is
     /// encrypted, or no link).
-    private var encryptionDueBy: Instant? = nil
-    private var bringUpBackoff: Backoff
-    private var bringUpFailures = 0
+    var encryptionDueBy: Instant? = nil
+    var bringUpBackoff: Backoff
+    var bringUpFailures = 0
     /// AMS and CTS, run on the live link when the Control Point is idle.
-    private var companion = CompanionServices()
+    var companion = CompanionServices()
     /// Who may use the ATT bearer now: read off the clients' state, so it
     /// never disagrees with them (ATTArbiter.swift has the rules). Inlined:
     /// a call copies the whole link (4 kB) first, on every input.
     @inline(__always)
-    private var arbiter: ATTArbiter {
+    var arbiter: ATTArbiter {
         ATTArbiter(
             live: phase == .live, controlPointBusy: ancs.isBusy(session),
             companionBusy: companion.outstanding != nil)
@@ -186,7 +194,7 @@ public struct PhoneLink: ~Copyable {
     /// sink reads a completed response's attribute values from it, the
     /// policy may queue commands on it. The end of a press's action is
     /// reported right after the link event that ended it.
-    private mutating func emit<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(
+    mutating func emit<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(
         _ event: LinkEvent, now: Instant, handler: inout H, effects: inout Effects<S>
     ) {
         effects.record(.link(event), session: session, now: now)
@@ -194,7 +202,7 @@ public struct PhoneLink: ~Copyable {
         handler.linkEvent(event, session: &session, now: now)
     }
 
-    private mutating func act(_ action: LinkAction) {
+    mutating func act(_ action: LinkAction) {
         switch action {
         case .disconnect(let reason): if disconnectReason == nil { disconnectReason = reason }
         case .raiseSecurity(let attempt): raiseAttempt = attempt
@@ -228,7 +236,7 @@ public struct PhoneLink: ~Copyable {
 
     /// From the connection: the wait for the phone's own encryption, then
     /// the raise's own time.
-    private var bondedEncryptionDeadlineMs: Int64 { config.bondedEncryptionWaitMs + config.bondedEncryptionTimeoutMs }
+    var bondedEncryptionDeadlineMs: Int64 { config.bondedEncryptionWaitMs + config.bondedEncryptionTimeoutMs }
 
     public mutating func linkDown<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(reason: EndReason, now: Instant, handler: inout H, effects: inout Effects<S>) {
         guard phase != .disconnected else { return }
@@ -245,13 +253,13 @@ public struct PhoneLink: ~Copyable {
 
     /// The companion request out will not be answered to it (the
     /// generation moved on); a media press it loses is reported.
-    private mutating func abandonCompanion<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(dropMedia: Bool, now: Instant, handler: inout H, effects: inout Effects<S>) {
+    mutating func abandonCompanion<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(dropMedia: Bool, now: Instant, handler: inout H, effects: inout Effects<S>) {
         if let lost = companion.abandonOutstanding(dropMedia: dropMedia) {
             emit(.media(.commandEnded(lost, .interrupted)), now: now, handler: &handler, effects: &effects)
         }
     }
 
-    private mutating func clearSecurityAndRetries() {
+    mutating func clearSecurityAndRetries() {
         security.reset()
         permissionBackoff.reset()
         bringUpBackoff.reset()
@@ -301,7 +309,7 @@ public struct PhoneLink: ~Copyable {
 
     /// The link could not be encrypted: dropped, counted, nothing of ANCS
     /// (or AMS, CTS) having been used on it.
-    private mutating func encryptionFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ why: EncryptionFailure, now: Instant, handler: inout H, effects: inout Effects<S>) {
+    mutating func encryptionFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ why: EncryptionFailure, now: Instant, handler: inout H, effects: inout Effects<S>) {
         encryptionDueBy = nil
         counters.encryptionFailures &+= 1
         emit(.error(.encryptionFailed(why)), now: now, handler: &handler, effects: &effects)
@@ -311,7 +319,7 @@ public struct PhoneLink: ~Copyable {
     /// A bring-up step failed for a reason other than security or the
     /// user's permission: tried again after a back-off, a bounded number of
     /// times; then the link is ended, so no phase waits for ever.
-    private mutating func bringUpStepFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ step: RetryStep, now: Instant, handler: inout H, effects: inout Effects<S>) {
+    mutating func bringUpStepFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ step: RetryStep, now: Instant, handler: inout H, effects: inout Effects<S>) {
         guard bringUpFailures < config.bringUpRetries else {
             phase = .ancsAbsent
             act(.disconnect(reason: step == .discovery ? .ancsUnavailable : .subscribeFailed))
@@ -325,7 +333,7 @@ public struct PhoneLink: ~Copyable {
     /// Asks the platform for security once: not while a raise is
     /// outstanding, and on a bonded link not before the phone has had
     /// `bondedEncryptionWaitMs` to encrypt by itself.
-    private mutating func requestSecurity(attempt: Int, now: Instant) {
+    mutating func requestSecurity(attempt: Int, now: Instant) {
         switch security.request(attempt: attempt, bondedLinkUpAt: isBonded && !isEncrypted ? linkUpAt : nil, now: now) {
         case .askNow(let attempt): raiseSecurityNow(attempt: attempt)
         case .deferred: counters.raisesDeferred &+= 1
@@ -333,13 +341,13 @@ public struct PhoneLink: ~Copyable {
         }
     }
 
-    private mutating func raiseSecurityNow(attempt: Int) {
+    mutating func raiseSecurityNow(attempt: Int) {
         counters.raiseSecurityRequests &+= 1
         act(.raiseSecurity(attempt: attempt))
     }
 
     /// Submits the request in `scratch`, tagged with the generation.
-    private mutating func submit<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
+    mutating func submit<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
         if case .refused = bearer.submitRequest(copyOf: scratch, tag: UInt16(generation) << 8, now: now) {
             // Nothing is outstanding for this step, so nothing would ever
             // time out and bring-up would stall: end the link instead (the
@@ -356,7 +364,7 @@ public struct PhoneLink: ~Copyable {
         process(inbound, pdu: pdu, now: now, handler: &handler, effects: &effects)
     }
 
-    private mutating func process<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ inbound: ATTBearer.Inbound, pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
+    mutating func process<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ inbound: ATTBearer.Inbound, pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
         switch inbound {
         case .request(let request):
             _ = server.respond(to: request, in: pdu, into: &scratch, mtu: bearer.mtu)
@@ -385,7 +393,7 @@ public struct PhoneLink: ~Copyable {
         }
     }
 
-    private mutating func notification<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(handle: UInt16, value: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
+    mutating func notification<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(handle: UInt16, value: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
         switch ancs.notification(handle: handle, value: value, &session) {
         case .notificationSource(let result, let permitted):
             watch.traffic(now: now)
@@ -411,7 +419,7 @@ public struct PhoneLink: ~Copyable {
         }
     }
 
-    private mutating func indication<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(handle: UInt16, value: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
+    mutating func indication<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(handle: UInt16, value: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
         guard handle != 0, handle == serviceChangedHandle else {
             counters.unknownHandleNotifications &+= 1
             emit(.drop(.indicationOnUnknownHandle), now: now, handler: &handler, effects: &effects)
@@ -443,366 +451,11 @@ public struct PhoneLink: ~Copyable {
         restartANCS(reason: .serviceChanged, now: now, handler: &handler, effects: &effects)
     }
 
-    private mutating func restartANCS<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(reason: EndReason, now: Instant, handler: inout H, effects: inout Effects<S>) {
+    mutating func restartANCS<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(reason: EndReason, now: Instant, handler: inout H, effects: inout Effects<S>) {
         if session.isActive || phase == .live { emit(.ended(reason: reason), now: now, handler: &handler, effects: &effects) }
         ancs.endSession(&session)
         generation &+= 1
         abandonCompanion(dropMedia: false, now: now, handler: &handler, effects: &effects)
         startANCSDiscovery(now: now, handler: &handler, effects: &effects)
-    }
-
-    // MARK: Bring-up
-
-    /// A response of this generation goes to the client holding the bearer.
-    private mutating func response<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ response: ATTPDU, pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
-        switch arbiter.holder {
-        case .link:
-            bringUpResponse(response, pdu: pdu, now: now, handler: &handler, effects: &effects)
-        case .companion:
-            if let event = companion.handle(response, in: pdu, now: now) { emit(event, now: now, handler: &handler, effects: &effects) }
-        case .controlPoint, .keepAlive, nil:
-            // The Control Point write (or a step of its long write): the
-            // only other request made while live (the keep-alive's probe is
-            // a Control Point command).
-            controlPointResponse(response, pdu: pdu, now: now, handler: &handler, effects: &effects)
-        }
-    }
-
-    private mutating func bringUpResponse<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ response: ATTPDU, pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
-        switch phase {
-        case .disconnected, .ancsAbsent, .waitingForPermission, .retrying, .bringUp(.awaitingEncryption):
-            // Nothing of this generation is outstanding in these phases.
-            counters.staleResponses &+= 1
-        case .bringUp(.exchangingMTU):
-            if case .exchangeMTUResponse = response { emit(.mtu(bearer.mtu), now: now, handler: &handler, effects: &effects) }
-            phase = .bringUp(.discoveringGATT)
-            gattDiscovery.restart()
-            continueGATTDiscovery(now: now, handler: &handler, effects: &effects)
-        case .bringUp(.discoveringGATT):
-            switch gattDiscovery.handle(response, in: pdu) {
-            case .continuing:
-                continueGATTDiscovery(now: now, handler: &handler, effects: &effects)
-            case .done:
-                if let sc = gattDiscovery.characteristic(.uuid16(GATTUUID.serviceChanged)), sc.cccdHandle != 0 {
-                    serviceChangedHandle = sc.valueHandle
-                    phase = .bringUp(.subscribingServiceChanged)
-                    serviceChangedWrite = CCCDWrite(handle: sc.cccdHandle, value: CCCDValue.indications)
-                    if serviceChangedWrite.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
-                } else {
-                    emit(.error(.serviceChangedAbsent), now: now, handler: &handler, effects: &effects)
-                    startANCSDiscovery(now: now, handler: &handler, effects: &effects)
-                }
-            case .serviceNotFound:
-                emit(.error(.serviceChangedAbsent), now: now, handler: &handler, effects: &effects)
-                startANCSDiscovery(now: now, handler: &handler, effects: &effects)
-            case .failed:
-                emit(.error(.gattDiscoveryFailed), now: now, handler: &handler, effects: &effects)
-                startANCSDiscovery(now: now, handler: &handler, effects: &effects)
-            }
-        case .bringUp(.subscribingServiceChanged):
-            if case .refused = serviceChangedWrite.handle(response, in: pdu) { emit(.error(.serviceChangedSubscribeFailed), now: now, handler: &handler, effects: &effects) }
-            startANCSDiscovery(now: now, handler: &handler, effects: &effects)
-        case .bringUp(.discoveringANCS):
-            switch ancs.discoveryResponse(response, in: pdu) {
-            case .continuing:
-                continueANCS(now: now, handler: &handler, effects: &effects)
-            case .done:
-                ancsDiscovered(now: now, handler: &handler, effects: &effects)
-            case .serviceNotFound:
-                emit(.ancsAbsent, now: now, handler: &handler, effects: &effects)
-                ancsUnusable(now: now, handler: &handler, effects: &effects)
-            case .failed(let reason):
-                if case .attError(_, let code) = reason, ATTErrorCode.isSecurity(code) {
-                    phase = .ancsAbsent
-                    emit(.error(.ancsDiscoveryNotSecured), now: now, handler: &handler, effects: &effects)
-                    act(.disconnect(reason: .notSecured))
-                } else {
-                    emit(.error(.ancsDiscoveryFailed), now: now, handler: &handler, effects: &effects)
-                    bringUpStepFailed(.discovery, now: now, handler: &handler, effects: &effects)
-                }
-            }
-        case .bringUp(.subscribingDataSource):
-            let progress = ancs.subscriptionResponse(response, in: pdu)
-            guard progress == .written else { return subscribeFailed(.dataSource, progress, now: now, handler: &handler, effects: &effects) }
-            subscribeNotificationSource(now: now, handler: &handler, effects: &effects)
-        case .bringUp(.subscribingNotificationSource):
-            let progress = ancs.subscriptionResponse(response, in: pdu)
-            guard progress == .written else {
-                ancs.endSession(&session)
-                return subscribeFailed(.notificationSource, progress, now: now, handler: &handler, effects: &effects)
-            }
-            phase = .live
-            watch.traffic(now: now)
-            permissionBackoff.reset()
-            bringUpBackoff.reset()
-            bringUpFailures = 0
-            if config.companionServices, companion.step == .notStarted { companion.start() }
-            emit(.subscribed, now: now, handler: &handler, effects: &effects)
-        case .resubscribing(.probeFailed):
-            // Notification Source is off; Data Source again too: a phone
-            // that forgot one subscription may have forgotten both.
-            subscribeDataSource(now: now, handler: &handler, effects: &effects)
-        case .resubscribing(.silence):
-            subscribeNotificationSource(now: now, handler: &handler, effects: &effects)
-        case .live:
-            preconditionFailure("the live link's responses go to its clients")
-        }
-    }
-
-    /// The answer to the Control Point write, reported in order: the
-    /// phone's permission, a removal the phone's 0xA2 means, the command's end.
-    private mutating func controlPointResponse<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ response: ATTPDU, pdu: Span<UInt8>, now: Instant, handler: inout H, effects: inout Effects<S>) {
-        let answer = ancs.controlPointResponse(response, in: pdu, &session, now: now)
-        if answer.continuing { return continueANCS(now: now, handler: &handler, effects: &effects) }
-        if answer.refusedForPermission { counters.controlPointPermissionRefusals &+= 1 }
-        if let inARow = answer.notPermittedInARow { emit(.controlPointNotPermitted(inARow: inARow), now: now, handler: &handler, effects: &effects) }
-        if answer.permitted { emit(.controlPointPermitted, now: now, handler: &handler, effects: &effects) }
-        if let record = answer.removed {
-            counters.removedByInvalidUID &+= 1
-            emit(.notification(.removed(record)), now: now, handler: &handler, effects: &effects)
-        }
-        if let result = answer.result { commandFinished(result, now: now, handler: &handler, effects: &effects) }
-    }
-
-    private mutating func subscribeFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ what: SubscribedSource, _ progress: CCCDWrite.Progress, now: Instant, handler: inout H, effects: inout Effects<S>) {
-        if case .refused(let code) = progress,
-            code == ATTErrorCode.writeNotPermitted || code == ATTErrorCode.insufficientAuthorization
-        {
-            // Sharing not allowed (yet): keep the link, try again later.
-            counters.permissionRefusals &+= 1
-            let retryMs = permissionBackoff.fail()
-            phase = .waitingForPermission(retry: what, at: now.advanced(byMs: retryMs))
-            emit(.permissionWaiting(retryInMs: retryMs), now: now, handler: &handler, effects: &effects)
-            return
-        }
-        emit(.error(.subscribeFailed(what)), now: now, handler: &handler, effects: &effects)
-        bringUpStepFailed(.subscription(what), now: now, handler: &handler, effects: &effects)
-    }
-
-    private mutating func retrySubscription<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ source: SubscribedSource, now: Instant, handler: inout H, effects: inout Effects<S>) {
-        switch source {
-        case .dataSource: subscribeDataSource(now: now, handler: &handler, effects: &effects)
-        case .notificationSource: subscribeNotificationSource(now: now, handler: &handler, effects: &effects)
-        }
-    }
-
-    private mutating func continueGATTDiscovery<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        if gattDiscovery.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
-    }
-
-    /// The ANCS client's next request (discovery, a subscription, a step of
-    /// a long write).
-    private mutating func continueANCS<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        if ancs.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
-    }
-
-    private mutating func startANCSDiscovery<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        phase = .bringUp(.discoveringANCS)
-        ancs.startDiscovery()
-        continueANCS(now: now, handler: &handler, effects: &effects)
-    }
-
-    private mutating func ancsDiscovered<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        guard ancs.discovered() else {
-            emit(.error(.noNotificationSource), now: now, handler: &handler, effects: &effects)
-            emit(.ancsAbsent, now: now, handler: &handler, effects: &effects)
-            return ancsUnusable(now: now, handler: &handler, effects: &effects)
-        }
-        emit(.discovered, now: now, handler: &handler, effects: &effects)
-        guard isEncrypted else {
-            // Trusted only once encrypted: subscribed from `securityChanged`.
-            phase = .bringUp(.awaitingEncryption)
-            requestSecurity(attempt: 1, now: now)
-            return
-        }
-        subscribeDataSource(now: now, handler: &handler, effects: &effects)
-    }
-
-    /// No usable ANCS. Unencrypted, some iPhones show it only once the link
-    /// is encrypted: ask, and `securityChanged` discovers again (the
-    /// encryption deadline bounds the wait). Encrypted, discovery is tried
-    /// again after a back-off, then the link ends.
-    private mutating func ancsUnusable<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        if isEncrypted {
-            bringUpStepFailed(.discovery, now: now, handler: &handler, effects: &effects)
-        } else {
-            phase = .ancsAbsent
-            requestSecurity(attempt: 1, now: now)
-        }
-    }
-
-    /// Data Source first (when the phone has it), then Notification Source.
-    private mutating func subscribeDataSource<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        if ancs.subscribe(.dataSource, CCCDValue.notifications) {
-            phase = .bringUp(.subscribingDataSource)
-            continueANCS(now: now, handler: &handler, effects: &effects)
-        } else {
-            subscribeNotificationSource(now: now, handler: &handler, effects: &effects)
-        }
-    }
-
-    private mutating func subscribeNotificationSource<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        // The session begins when the write is sent: the phone may notify
-        // the moment it is written, before its Write Response.
-        guard ancs.subscribe(.notificationSource, CCCDValue.notifications) else { return }
-        phase = .bringUp(.subscribingNotificationSource)
-        ancs.endSession(&session)
-        session.begin()
-        continueANCS(now: now, handler: &handler, effects: &effects)
-    }
-
-    // MARK: Commands
-
-    private mutating func commandFinished<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ result: CommandResult, now: Instant, handler: inout H, effects: inout Effects<S>) {
-        switch result {
-        case .probeAnswered:
-            watch.probeAnswered(now: now)
-        case .probeFailed:
-            resubscribe(.probeFailed, now: now, handler: &handler, effects: &effects)
-        default:
-            break
-        }
-        emit(.command(result), now: now, handler: &handler, effects: &effects)
-    }
-
-    /// Queues a fetch of a notification's attributes (sent at `flush`).
-    public mutating func requestAttributes(uid: UInt32, _ attributes: NotificationAttributeSet) -> RequestOutcome {
-        session.fetchAttributes(uid: uid, attributes)
-    }
-
-    /// Queues an app display-name fetch unless it is cached.
-    public mutating func requestAppName(_ appIdentifier: AppIdentifier) -> RequestOutcome {
-        session.fetchAppName(appIdentifier)
-    }
-
-    /// The notification a press's action `id` is for: the incoming call if
-    /// one is present (whether or not it offers `id`), else the most recent
-    /// notification offering it; nil when there is neither.
-    public func actionTarget(for id: ActionID) -> NotificationRecord? {
-        session.table.mostRecent { $0.isIncomingCall } ?? session.table.mostRecent { $0.offers(id) }
-    }
-
-    /// Queues Perform Notification Action, only if the notification offers it.
-    public mutating func performAction(uid: UInt32, _ action: ActionID) -> RequestOutcome {
-        guard phase == .live, ancs.controlPointHandle != 0 else { return .inactive }
-        return session.performAction(uid: uid, action)
-    }
-
-    /// Queues an AMS Remote Command (a media press; written at `flush`),
-    /// only when the phone lists it as available now.
-    mutating func requestMedia(_ command: RemoteCommandID) -> CompanionServices.MediaRequest {
-        guard phase == .live else { return .notAvailable }
-        return companion.requestMedia(command)
-    }
-
-    /// Why the subscription is written again on a live link.
-    enum Resubscription: Equatable {
-        /// The keep-alive probe was not answered as ANCS answers: the phone
-        /// may have forgotten both subscriptions.
-        case probeFailed
-        /// Notification Source was silent for `resubscribeQuietMs` though the
-        /// probe is answered: cycle Notification Source alone.
-        case silence
-    }
-
-    /// Subscribes again on the live link: Notification Source off, then on
-    /// (Data Source in between after a failed probe). A new session: the
-    /// phone replays what it holds, flagged PreExisting.
-    private mutating func resubscribe<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ why: Resubscription, now: Instant, handler: inout H, effects: inout Effects<S>) {
-        guard ancs.notificationSourceHandle != 0 else { return }
-        counters.resubscriptions &+= 1
-        switch why {
-        case .probeFailed:
-            emit(.ended(reason: .keepAlive), now: now, handler: &handler, effects: &effects)
-        case .silence:
-            counters.silenceResubscriptions &+= 1
-            emit(.ended(reason: .notificationSourceSilent), now: now, handler: &handler, effects: &effects)
-        }
-        ancs.endSession(&session)
-        phase = .resubscribing(why)
-        _ = ancs.subscribe(.notificationSource, CCCDValue.none)
-        continueANCS(now: now, handler: &handler, effects: &effects)
-    }
-
-    /// Sends queued Control Point commands. Call after reading the events of
-    /// an input: a command sent here replaces the last attribute values.
-    public mutating func flush<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        // The turns in the arbiter's order: the Control Point, then (with
-        // the bearer still free) a media press or the next step of the
-        // companion services' bring-up.
-        guard arbiter.mayTakeTurn(.controlPoint) else { return }
-        sendCommand(now: now, handler: &handler, effects: &effects)
-        guard arbiter.mayTakeTurn(.companion), companion.wantsToSend else { return }
-        if companion.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
-    }
-
-    /// Sends the next queued Control Point command, if it may go.
-    private mutating func sendCommand<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        guard ancs.canSendCommand(session) else { return }
-        // Each pass sends one command or drops one. The queues hold at most
-        // fetchQueueCapacity + actionQueueCapacity, and a reaction to a drop
-        // may queue one more (an alert never fetches): twice that is the
-        // loop's limit; whatever is left goes at the next flush.
-        let maxPasses = 2 * (config.session.fetchQueueCapacity + config.session.actionQueueCapacity)
-        for _ in 0..<maxPasses {
-            switch ancs.nextCommand(&session, into: &scratch, mtu: bearer.mtu) {
-            case nil:
-                return
-            case .send:
-                return submit(now: now, handler: &handler, effects: &effects)
-            case .dropped(let result):
-                emit(.command(result), now: now, handler: &handler, effects: &effects)
-            }
-        }
-    }
-
-    // MARK: Time
-
-    public var deadline: Instant? {
-        var next = earliest(bearer.deadline, ancs.deadline(session))
-        if arbiter.mayTakeTurn(.keepAlive) { next = earliest(next, watch.deadline) }
-        next = earliest(next, security.deadline)
-        if !isEncrypted { next = earliest(next, encryptionDueBy) }
-        if case .waitingForPermission(_, let at?) = phase { next = earliest(next, at) }
-        if case .retrying(_, let at) = phase { next = earliest(next, at) }
-        return next
-    }
-
-    public mutating func advance<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
-        if let timeout = bearer.checkTimeout(now: now) {
-            switch timeout {
-            case .transactionTimedOut:
-                emit(.error(.transactionTimeout), now: now, handler: &handler, effects: &effects)
-                act(.disconnect(reason: .attTimeout))
-                linkDown(reason: .attTimeout, now: now, handler: &handler, effects: &effects)
-                return
-            case .securityGaveUp(let error, let rawTag):
-                security.reset()
-                process(.response(error, tag: rawTag), pdu: Span<UInt8>(), now: now, handler: &handler, effects: &effects)
-            }
-        }
-        if let due = encryptionDueBy, !isEncrypted, now >= due {
-            encryptionFailed(.timeout, now: now, handler: &handler, effects: &effects)
-            return
-        }
-        if let attempt = security.advance(now: now) { raiseSecurityNow(attempt: attempt) }
-        if case .retrying(let step, let at) = phase, now >= at {
-            switch step {
-            case .discovery: startANCSDiscovery(now: now, handler: &handler, effects: &effects)
-            case .subscription(let source): retrySubscription(source, now: now, handler: &handler, effects: &effects)
-            }
-        }
-        if case .waitingForPermission(let retry, let at?) = phase, now >= at {
-            phase = .waitingForPermission(retry: retry, at: nil)
-            retrySubscription(retry, now: now, handler: &handler, effects: &effects)
-        }
-        if let result = ancs.advance(&session, now: now) { commandFinished(result, now: now, handler: &handler, effects: &effects) }
-        if arbiter.mayTakeTurn(.keepAlive) {
-            switch watch.advance(now: now) {
-            case .resubscribe: resubscribe(.silence, now: now, handler: &handler, effects: &effects)
-            case .probe: if session.probe() == .queued { counters.probesSent &+= 1 }
-            case nil: break
-            }
-        }
     }
 }
