@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// The source tree's shape rules (docs/architecture.md): no Swift file in
+// Sources/ over 500 lines, so a module's parts stay small enough to read in
+// one sitting; the shipped App does not import the simulator.
+
+import Testing
+import TestSupport
+
+@Suite("The source tree's layout")
+struct LayoutTests {
+    static let maxLines = 500
+
+    @Test("no Swift file in Sources/ is over 500 lines")
+    func filesStaySmall() {
+        let find = capture("cd '\(repositoryRoot)' && find Sources -type f -name '*.swift'")
+        let files = find.output.split(separator: "\n").map(String.init)
+        #expect(files.count > 100, "find: \(find)")
+        var long: [String] = []
+        for file in files {
+            let lines = readRepositoryFile(file).split(separator: "\n", omittingEmptySubsequences: false).count - 1
+            if lines > Self.maxLines { long.append("\(file): \(lines)") }
+        }
+        #expect(long.isEmpty, "over \(Self.maxLines) lines: \(long)")
+    }
+
+    @Test("App, which the Pi binary is built from, imports no PhoneSim; only HostTools does")
+    func appHasNoSimulator() {
+        let grep = capture("cd '\(repositoryRoot)' && grep -rl '^import PhoneSim' Sources")
+        let importers = grep.output.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("Sources/PhoneSim/") }
+        #expect(!importers.isEmpty, "grep: \(grep)")
+        #expect(importers.allSatisfy { $0.hasPrefix("Sources/HostTools/") }, "\(importers)")
+        let package = readRepositoryFile("Package.swift")
+        #expect(package.contains(".target(name: \"HostTools\", dependencies: [\"App\", \"PhoneSim\""))
+    }
+}
