@@ -10,6 +10,7 @@
 import Bounded
 import Config
 import Mgmt
+import Platform
 import PlatformLinux
 
 public enum DoctorCommand {
