@@ -156,6 +156,15 @@ ok=0; boot 1 raspi3b -M raspi3b -accel tcg,thread=single -kernel "$OUT/vmlinuz" 
 if [ "$ok" -ne 0 ]; then
   fail "boot 1: no report (console: $OUT/console-1.log)"
 else
+  # The version line (docs/versions.md): the VERSION file's version, the git revision, the libgpiod 2 API, the
+  # licence; the same line as the image manifest's beside the image (scripts/build-image), when it is there.
+  ver="$(field 1 version)"
+  echo "$ver" | grep -Eq "^wristlink $(cat "$ROOT/VERSION") \(git [0-9a-z+-]+, libgpiod 2 API\), licence Apache-2.0\$"
+  check "boot 1: the report opens with the firmware's version line ($ver)" $? "$ver"
+  manifest="$(dirname "$IMAGE")/pi-zero-2w.manifest"
+  if [ -f "$manifest" ]; then
+    grep -qxF "# $ver" "$manifest"; check "boot 1: the image manifest has the same version line" $? "$(sed -n 3p "$manifest")"
+  fi
   [ "$(field 1 system)" = running ]; check "boot 1: multi-user, no failed unit (system $(field 1 system), failed: $(field 1 failed-units))" $? "system $(field 1 system), failed: $(field 1 failed-units)"
   field 1 "mount /" | grep -Eq '^/dev/mmcblk0p2 ext4 ro,'; check "boot 1: / is the SD card's root, read-only ($(field 1 'mount /'))" $? "$(field 1 'mount /')"
   field 1 "mount /var" | grep -q ' tmpfs '; check "boot 1: /var is a tmpfs" $? "$(field 1 'mount /var')"
