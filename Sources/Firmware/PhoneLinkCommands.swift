@@ -43,6 +43,10 @@ extension PhoneLink {
         session.table.mostRecent { $0.isIncomingCall } ?? session.table.mostRecent { $0.offers(id) }
     }
 
+    /// The most recent incoming call the phone shows (ringing, or silenced
+    /// on the wrist: accept still answers it); nil when there is none.
+    public var incomingCall: NotificationRecord? { session.table.mostRecent { $0.isIncomingCall } }
+
     /// Queues Perform Notification Action, only if the notification offers it.
     public mutating func performAction(uid: UInt32, _ action: ActionID) -> RequestOutcome {
         guard phase == .live, ancs.controlPointHandle != 0 else { return .inactive }

@@ -298,8 +298,7 @@ public struct WearableCore: ~Copyable {
             // While a call is present (ringing, or silenced on the wrist:
             // accept still answers it) or consent is asked, a press acts at
             // its release, as it always did.
-            let callPresent = phone.session.table.mostRecent { $0.isIncomingCall } != nil
-            buttons.allowStatus(!callPresent && !alerts.isRinging && !controller.isAwaitingConsent)
+            buttons.allowStatus(phone.incomingCall == nil && !alerts.isRinging && !controller.isAwaitingConsent)
             buttons.edge(button: button, pressed: pressed, at: at)
             handleGestures(now: now, into: &effects)
         case .stop(let reason):
