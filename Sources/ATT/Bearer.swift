@@ -20,6 +20,11 @@
 // other requests go to the caller, which must answer before feeding the
 // next PDU. Indications are confirmed at once.
 //
+// Our own indications (the server's Service Changed): one at a time
+// (`indicate` refuses a second before the phone's confirmation, which
+// comes back as `confirmed`); a confirmation with none outstanding is a
+// counted drop.
+//
 // Output: every PDU to send goes into `outbox`; the platform drains it.
 
 import Bounded
@@ -55,6 +60,8 @@ public struct ATTBearer: ~Copyable {
         case securityRequired(code: UInt8, attempt: Int)
         /// Answered or ignored by the bearer itself.
         case handled
+        /// The phone confirmed our indication.
+        case confirmed
         case dropped(DropReason)
     }
 
@@ -120,6 +127,8 @@ public struct ATTBearer: ~Copyable {
     private var scratch: ByteBuffer
     private var outstanding: Outstanding? = nil
     private var answering = false
+    /// Our indication waits for the phone's confirmation.
+    public private(set) var indicationOutstanding = false
 
     public init(config: Config) {
         precondition(config.maxMTU >= ATTMTU.minimum && config.maxMTU <= ATTMTU.maximum, "MTU out of range")
@@ -147,6 +156,7 @@ public struct ATTBearer: ~Copyable {
         waiting.removeAll()
         outstanding = nil
         answering = false
+        indicationOutstanding = false
     }
 
     public var hasOutstandingRequest: Bool { outstanding != nil }
@@ -200,6 +210,19 @@ public struct ATTBearer: ~Copyable {
         guard isOpen else { return }
         enqueueOutgoing(pdu)
     }
+
+    /// Sends a Handle Value Indication; false (nothing sent) while the
+    /// previous one waits for its confirmation, or the bearer is over.
+    public mutating func indicate(_ pdu: Span<UInt8>) -> Bool {
+        precondition(pdu.count > 0 && pdu.count <= mtu, "PDU encoded for a larger MTU")
+        guard isOpen, !indicationOutstanding else { return false }
+        indicationOutstanding = true
+        enqueueOutgoing(pdu)
+        return true
+    }
+
+    /// `indicate` for a PDU built in a sibling buffer.
+    public mutating func indicate(copyOf pdu: borrowing ByteBuffer) -> Bool { indicate(pdu.span) }
 
     /// Answers the request last returned by `receive`.
     public mutating func respond(_ pdu: Span<UInt8>) {
@@ -269,6 +292,10 @@ public struct ATTBearer: ~Copyable {
             sendScratch()
             return .indication(handle: handle, value: value)
         case .confirmation:
+            if indicationOutstanding {
+                indicationOutstanding = false
+                return .confirmed
+            }
             counters.unexpectedConfirmations &+= 1
             return .dropped(.unexpectedConfirmation)
         case .errorResponse(let requestOpcode, let handle, let code):

@@ -17,6 +17,7 @@ import CTS
 import Config
 import Firmware
 import Mgmt
+import Platform
 import PlatformLinux
 
 public struct Reporter: ~Copyable, EventSink {
@@ -28,7 +29,7 @@ public struct Reporter: ~Copyable, EventSink {
     private let buttonNames: [String]
     private let start: Instant
     private var events: OutputFile?
-    private var json: ByteBuffer
+    var json: ByteBuffer
     private var log: ByteBuffer
     private var drops: DropCounts
 
@@ -57,7 +58,7 @@ public struct Reporter: ~Copyable, EventSink {
 
     // MARK: JSON helpers
 
-    private mutating func begin(_ kind: StaticString, now: Instant) {
+    mutating func begin(_ kind: StaticString, now: Instant) {
         json.removeAll()
         json.append(text: "{\"t_ms\":")
         json.append(decimal: now.ms(since: start))
@@ -65,33 +66,33 @@ public struct Reporter: ~Copyable, EventSink {
         json.append(jsonString: kind)
     }
 
-    private mutating func field(_ name: StaticString, _ value: StaticString) {
+    mutating func field(_ name: StaticString, _ value: StaticString) {
         json.append(text: ",")
         json.append(jsonString: name)
         json.append(text: ":")
         json.append(jsonString: value)
     }
 
-    private mutating func field(_ name: StaticString, string value: String) {
+    mutating func field(_ name: StaticString, string value: String) {
         json.append(text: ",")
         json.append(jsonString: name)
         json.append(text: ":")
         json.append(jsonString: value)
     }
 
-    private mutating func field(_ name: StaticString, _ value: Int64) {
+    mutating func field(_ name: StaticString, _ value: Int64) {
         json.append(text: ",")
         json.append(jsonString: name)
         json.append(text: ":")
         json.append(decimal: value)
     }
 
-    private mutating func finish() {
+    mutating func finish() {
         json.append(text: "}\n")
         events?.write(json)
     }
 
-    private mutating func logLine(_ level: LogLevel, _ build: (inout ByteBuffer) -> Void) {
+    mutating func logLine(_ level: LogLevel, _ build: (inout ByteBuffer) -> Void) {
         guard Log.enabled(level) else { return }
         log.removeAll()
         build(&log)
@@ -162,6 +163,8 @@ public struct Reporter: ~Copyable, EventSink {
             }
         case .phoneLost(let lost):
             stateChange("phone", lost ? "lost" : "back", reason: nil, level: .notice, now: now)
+        case .battery(let battery):
+            recordBattery(battery, now: now)
         case .ringLimited(let uid):
             if hasEvents {
                 begin("alert", now: now)

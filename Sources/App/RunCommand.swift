@@ -15,7 +15,7 @@ public enum RunCommand {
                              [--gpio chip | --gpio sim] [--events FILE|-] [--trace FILE]
                              [--log-level LEVEL] [--state-dir DIR] [--consent-window-ms MS] [--accept-pairing]
                              [--replay-window-ms MS] [--keep-alive-ms MS] [--resubscribe-ms MS]
-                             [--fallback-board FILE] [--fallback-policy FILE]
+                             [--fallback-board FILE] [--fallback-policy FILE] [--power-supply DIR]
 
           --link bluez[:hciN]  the phone over the kernel's Bluetooth stack (default bluez:hci0)
           --link unix:PATH     listen on a UNIX SOCK_SEQPACKET socket instead (one packet = one ATT PDU),
@@ -49,6 +49,9 @@ public enum RunCommand {
           --resubscribe-ms MS  Notification Source silence after which the wearable subscribes again on
                                the live link, even if the phone answers the check (10000...86400000,
                                default 1800000)
+          --power-supply DIR   where the board's `battery` is looked for (default /sys/class/power_supply;
+                               another directory with the same files stands in for a fuel gauge, e.g.
+                               for the simulated board)
 
         Stops on SIGINT or SIGTERM with every output off. Exit codes: see wristlink help.
         """
@@ -73,6 +76,7 @@ public enum RunCommand {
         var replayWindowMs: Int64? = nil
         var keepAliveMs: Int64? = nil
         var resubscribeMs: Int64? = nil
+        var powerSupplyRoot = PowerSupplyReader.defaultRoot
     }
 
     static func parse(_ args: ArraySlice<String>) throws(UsageError) -> Options {
@@ -81,6 +85,7 @@ public enum RunCommand {
             valued: [
                 "--link", "--board", "--policy", "--gpio", "--events", "--trace", "--log-level", "--state-dir", "--consent-window-ms",
                 "--replay-window-ms", "--keep-alive-ms", "--resubscribe-ms", "--fallback-board", "--fallback-policy",
+                "--power-supply",
             ],
             boolean: ["--accept-pairing"])
         var o = Options()
@@ -107,6 +112,7 @@ public enum RunCommand {
         o.fallbackPolicyPath = a.value("--fallback-policy")
         o.eventsPath = a.value("--events")
         o.tracePath = a.value("--trace")
+        if let d = a.value("--power-supply") { o.powerSupplyRoot = d }
         if let d = a.value("--state-dir") { o.stateDir = d }
         o.acceptPairing = a.flag("--accept-pairing")
         o.consentWindowMs = try milliseconds(a, "--consent-window-ms", in: 1_000...25_000)
@@ -213,7 +219,7 @@ public enum RunCommand {
             let lines = SimLines(outputs: board.outputs.map { $0.name }, buttons: board.buttons.map { $0.name }, consoleFD: 0)
             return Daemon.serve(
                 link: link, lines: .simulated(lines), config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
-                bonds: bonds)
+                bonds: bonds, powerSupplyRoot: options.powerSupplyRoot)
         }
         var config = config
         let lines: GPIODLines
@@ -239,7 +245,7 @@ public enum RunCommand {
         }
         return Daemon.serve(
             link: link, lines: .gpiod(lines), config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
-            bonds: bonds)
+            bonds: bonds, powerSupplyRoot: options.powerSupplyRoot)
     }
 }
 
@@ -405,12 +411,14 @@ public enum ConfigFiles {
 enum Daemon {
     static func serve(
         link: consuming EitherLink, lines: consuming EitherLines, config: WearableConfig, events: consuming OutputFile?, trace: String?,
-        mgmt: consuming MgmtSocket, bondsPath: String?, bonds: consuming BondStore
+        mgmt: consuming MgmtSocket, bondsPath: String?, bonds: consuming BondStore, powerSupplyRoot: String
     ) -> Int32 {
         let hasController = config.controller.enabled
         let platform: LinuxPlatform<EitherLink, EitherLines>
         do {
-            platform = try LinuxPlatform(link: link, lines: lines, handleSignals: true, tracePath: trace, mgmt: mgmt, bondsPath: bondsPath)
+            platform = try LinuxPlatform(
+                link: link, lines: lines, handleSignals: true, tracePath: trace, mgmt: mgmt, bondsPath: bondsPath,
+                battery: config.board.battery, powerSupplyRoot: powerSupplyRoot)
         } catch {
             Log.error("\(error)")
             return ExitCode.setup

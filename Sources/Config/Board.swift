@@ -78,6 +78,9 @@ public struct BoardConfig: Equatable, Sendable {
     public static let debounceRangeMs: ClosedRange<Int64> = 0...200
     public static let longPressRangeMs: ClosedRange<Int64> = 300...10_000
     public static let doublePressGapRangeMs: ClosedRange<Int64> = 0...2_000
+    /// Seconds between reads of the battery: a level moves in minutes.
+    public static let batteryPollRangeS: ClosedRange<Int64> = 5...3_600
+    public static let defaultBatteryPollS: Int64 = 60
     /// Offsets larger than any Raspberry-Pi-class chip has; a larger one is
     /// a typo.
     public static let offsetRange: ClosedRange<Int64> = 0...1_023
@@ -95,6 +98,8 @@ public struct BoardConfig: Equatable, Sendable {
     public var bluetoothName = BoardConfig.defaultBluetoothName
     /// The battery's power supply (`battery NAME|auto|none`).
     public var battery = BatteryChoice.auto
+    /// Seconds between reads of the battery (`battery-poll-s`).
+    public var batteryPollS = BoardConfig.defaultBatteryPollS
     /// Lines are simulated (`chip sim`): nothing is requested from the kernel.
     public var simulated: Bool
     /// The default chip for lines without their own `chip=`; nil: a named line
@@ -190,6 +195,7 @@ private struct BoardParser {
     var nameLine = 0
     var bluetoothNameLine = 0
     var batteryLine = 0
+    var batteryPollLine = 0
     var chipLine = 0
     var debounceLine = 0
     var longPressLine = 0
@@ -240,6 +246,10 @@ private struct BoardParser {
                 }
                 board.battery = .named(value.description)
             }
+        case "battery-poll-s":
+            try once(&batteryPollLine, line)
+            let text = try single(args, line, example: "battery-poll-s 60")
+            board.batteryPollS = try Words.integer(text, in: BoardConfig.batteryPollRangeS, what: "battery-poll-s", unit: " s", line: line.number)
         case "chip":
             try once(&chipLine, line)
             let chip = try single(args, line, example: "chip gpiochip0")
@@ -279,7 +289,7 @@ private struct BoardParser {
         default:
             throw ConfigError(
                 line: line.number, .unknownKey,
-                "unknown setting '\(line.verb)': a board file has name, bluetooth-name, battery, chip, output, button, debounce-ms, long-press-ms and double-press-ms"
+                "unknown setting '\(line.verb)': a board file has name, bluetooth-name, battery, battery-poll-s, chip, output, button, debounce-ms, long-press-ms and double-press-ms"
             )
         }
     }

@@ -170,8 +170,9 @@ public struct UnreadIndicator: Equatable, Sendable {
 
 /// The wearer's state at a glance: what a double press of accept plays
 /// (`feedback status-…`) and systemd's STATUS= says. One state at a time,
-/// the most pressing first: a settings error, then pairing mode, then the
-/// phone's connection.
+/// the most pressing first: a settings error, then pairing mode, then a
+/// low battery (charge it before anything else), then the phone's
+/// connection.
 public enum WearerStatus: Int, Equatable, Sendable {
     /// Connected and subscribed: notifications arrive.
     case connected = 0
@@ -183,8 +184,10 @@ public enum WearerStatus: Int, Equatable, Sendable {
     case pairing
     /// The board or policy file had an error; the shipped defaults run.
     case settingsError
+    /// The battery is at or below the battery-low level and not charging.
+    case batteryLow
 
-    public static let all: [WearerStatus] = [.connected, .waitingPermission, .notConnected, .pairing, .settingsError]
+    public static let all: [WearerStatus] = [.connected, .waitingPermission, .notConnected, .pairing, .settingsError, .batteryLow]
 
     /// The policy's name for its feedback, `feedback status-<keyword>`.
     public var keyword: StaticString {
@@ -194,6 +197,7 @@ public enum WearerStatus: Int, Equatable, Sendable {
         case .notConnected: "status-not-connected"
         case .pairing: "status-pairing"
         case .settingsError: "status-settings-error"
+        case .batteryLow: "status-battery-low"
         }
     }
 
@@ -205,6 +209,7 @@ public enum WearerStatus: Int, Equatable, Sendable {
         case .notConnected: "advertising, no phone connected"
         case .pairing: "pairing mode"
         case .settingsError: "settings error: the shipped defaults run"
+        case .batteryLow: "battery low: charge the wearable"
         }
     }
 }
@@ -257,6 +262,13 @@ public struct PolicyConfig: Equatable, Sendable {
     /// The status patterns a double press of accept plays, by
     /// `WearerStatus.rawValue` (`feedback status-…`; none: nothing plays).
     public var status: [[OutputPattern]] = [[OutputPattern]](repeating: [], count: WearerStatus.all.count)
+    /// Played once per discharge when the battery falls to
+    /// `batteryLowPercent` (`feedback battery-low`), and to
+    /// `batteryCriticalPercent` (`feedback battery-critical`).
+    public var batteryLow: [OutputPattern] = []
+    public var batteryCritical: [OutputPattern] = []
+    public static let batteryLowPercent = 15
+    public static let batteryCriticalPercent = 5
     /// A Modified notification plays its alert again.
     public var realertOnModified: Bool
 

@@ -49,6 +49,7 @@ extension PolicyParser {
         for (list, line) in [
             (actionFailed, feedbackLines[0]), (nothingToDo, feedbackLines[1]), (settingsError, feedbackLines[4]),
             (phoneLost, feedbackLines[5]), (phoneBack, feedbackLines[6]),
+            (batteryLow, feedbackLines[Self.batteryFeedbackBase]), (batteryCritical, feedbackLines[Self.batteryFeedbackBase + 1]),
         ] + status.enumerated().map({ ($1, feedbackLines[Self.statusFeedbackBase + $0]) }) {
             checkEnds(list, line: line, what: "the feedback would never stop", remedy: "give it a repeat count", holdStopped: false, errors: &errors)
         }
@@ -59,6 +60,8 @@ extension PolicyParser {
             settingsError: settingsError, ringingShortPress: ringingShortPress, ringingLongPress: ringingLongPress,
             ringLimitMs: ringLimitMs, quietHours: quietHours, phoneLostMs: phoneLostMs, phoneLost: phoneLost, phoneBack: phoneBack)
         config.status = status
+        config.batteryLow = batteryLow
+        config.batteryCritical = batteryCritical
         return config
     }
 

@@ -47,9 +47,13 @@ struct PolicyParser {
     var status = [[OutputPattern]](repeating: [], count: WearerStatus.all.count)
     /// action-failed, nothing-to-do, pairing, waiting-permission,
     /// settings-error, phone-lost, phone-back, then the status patterns
-    /// (`statusFeedbackBase` + `WearerStatus.rawValue`).
-    var feedbackLines = [Int](repeating: 0, count: 7 + WearerStatus.all.count)
+    /// (`statusFeedbackBase` + `WearerStatus.rawValue`), then battery-low
+    /// and battery-critical (`batteryFeedbackBase` + 0, 1).
+    var feedbackLines = [Int](repeating: 0, count: 7 + WearerStatus.all.count + 2)
     static let statusFeedbackBase = 7
+    static let batteryFeedbackBase = 7 + WearerStatus.all.count
+    var batteryLow: [OutputPattern] = []
+    var batteryCritical: [OutputPattern] = []
     var realertOnModified = false
     var realertLine = 0
 
@@ -324,11 +328,11 @@ struct PolicyParser {
         let args = line.arguments
         let events: [StaticString] = [
             "action-failed", "nothing-to-do", "pairing", "waiting-permission", "settings-error", "phone-lost", "phone-back",
-        ] + WearerStatus.all.map { $0.keyword }
+        ] + WearerStatus.all.map { $0.keyword } + ["battery-low", "battery-critical"]
         guard let first = args.first, first.value == nil, let event = events.firstIndex(where: { first.key.matches($0) }) else {
             throw ConfigError(
                 line: number, .unknownKey,
-                "feedback is for action-failed, nothing-to-do, pairing, waiting-permission, settings-error, phone-lost, phone-back, status-connected, status-waiting-permission, status-not-connected, status-pairing or status-settings-error: e.g. `feedback action-failed vibration=failure`"
+                "feedback is for action-failed, nothing-to-do, pairing, waiting-permission, settings-error, phone-lost, phone-back, status-connected, status-waiting-permission, status-not-connected, status-pairing, status-settings-error, status-battery-low, battery-low or battery-critical: e.g. `feedback action-failed vibration=failure`"
             )
         }
         guard feedbackLines[event] == 0 else {
@@ -346,6 +350,8 @@ struct PolicyParser {
         case 4: settingsError = outputs
         case 5: phoneLost = outputs
         case 6: phoneBack = outputs
+        case Self.batteryFeedbackBase: batteryLow = outputs
+        case Self.batteryFeedbackBase + 1: batteryCritical = outputs
         default: status[event - Self.statusFeedbackBase] = outputs
         }
         feedbackLines[event] = number

@@ -123,6 +123,8 @@ public struct PhoneLink: ~Copyable {
     public internal(set) var counters = PhoneLinkCounters()
     public internal(set) var isEncrypted = false
     var server: GATTServer
+    /// The phone wrote one of our CCCDs on this link.
+    var serverSubscribedOnLink = false
     var gattDiscovery: ServiceDiscovery
     var serviceChangedHandle: UInt16 = 0
     /// The actions waiting for the platform: a disconnection, and a raise
@@ -215,7 +217,9 @@ public struct PhoneLink: ~Copyable {
     /// which will encrypt the link by itself.
     public mutating func linkUp<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, bonded: Bool = false, handler: inout H, effects: inout Effects<S>) {
         bearer.reset()
-        server.reset()
+        // A bonded phone's subscriptions to our server carry over.
+        server.reset(keepSubscriptions: bonded)
+        serverSubscribedOnLink = false
         ancs.reset(&session)
         isEncrypted = false
         isBonded = bonded
@@ -292,6 +296,7 @@ public struct PhoneLink: ~Copyable {
         if let inbound = bearer.securityChanged(encrypted: encrypted, now: now) {
             process(inbound, pdu: Span<UInt8>(), now: now, handler: &handler, effects: &effects)
         }
+        if becameEncrypted { indicateOwedServiceChange() }
         if becameEncrypted, phase == .ancsAbsent {
             // Some iPhones show ANCS only on an encrypted link.
             counters.rediscoveriesAfterEncryption &+= 1
@@ -369,10 +374,14 @@ public struct PhoneLink: ~Copyable {
         case .request(let request):
             _ = server.respond(to: request, in: pdu, into: &scratch, mtu: bearer.mtu)
             bearer.respond(copyOf: scratch)
+            if Self.wroteCCCD(request, answer: scratch) { serverSubscriptionWritten() }
         case .command(let request):
             _ = server.respond(to: request, in: pdu, into: &scratch, mtu: bearer.mtu)
+            if Self.wroteCCCD(request, answer: scratch) { serverSubscriptionWritten() }
         case .handled:
             break
+        case .confirmed:
+            serverIndicationConfirmed()
         case .notification(let handle, let value):
             notification(handle: handle, value: pdu.extracting(value), now: now, handler: &handler, effects: &effects)
         case .indication(let handle, let value):

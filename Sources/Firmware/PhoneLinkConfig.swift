@@ -82,5 +82,8 @@ public struct PhoneLinkCounters: Equatable, Sendable {
     public var encryptionFailures: UInt64 = 0
     /// Bring-up steps tried again after a failure (`bringUpRetryFirstMs`).
     public var bringUpRetries: UInt64 = 0
+    /// Battery Level notifications and Service Changed indications sent.
+    public var batteryNotifications: UInt64 = 0
+    public var serviceChangedIndications: UInt64 = 0
     public init() {}
 }

@@ -56,6 +56,14 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
         let now = platform.now()
         core.start(now: now, into: &effects)
         settle(now: now)
+        pollBattery(now: now)
+    }
+
+    /// Reads the battery when the core's poll is due.
+    private mutating func pollBattery(now: Instant) {
+        guard let due = core.batteryPollAt, now >= due else { return }
+        core.batteryRead(platform.readBattery(), now: now, into: &effects)
+        settle(now: now)
     }
 
     /// Runs until a stop input (SIGINT, SIGTERM); returns its reason.
@@ -76,7 +84,7 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
     /// One wait and everything that was ready. `waitingAtMostMs` caps the
     /// wait (tests drive the loop step by step).
     public mutating func step(waitingAtMostMs cap: Int64? = nil) {
-        var due = core.deadline
+        var due = earliest(core.deadline, core.batteryPollAt)
         if core.bondsNeedSaving { due = earliest(due, bondSaveRetryAt) }
         let deadline = cap.map { earliest(due, platform.now().advanced(byMs: $0)) } ?? due
         platform.wait(until: deadline)
@@ -106,6 +114,7 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
             core.input(input, now: now, into: &effects)
             settle(now: now)
         }
+        pollBattery(now: now)
         core.advance(now: now, into: &effects)
         settle(now: now)
     }

@@ -291,7 +291,7 @@ public struct PhoneCore: ~Copyable {
         case .securityRequired:
             // The phone is the central: it would encrypt the link and retry.
             _ = bearer.securityChanged(encrypted: true, now: now)
-        case .handled:
+        case .handled, .confirmed:
             break
         case .dropped(let reason):
             outputs.counters.bearerDrops &+= 1

@@ -70,4 +70,12 @@ public protocol Platform: ~Copyable {
     /// What the wearable is doing, one line of text for the service
     /// manager (systemd's STATUS=).
     mutating func notifyStatus(_ text: borrowing ByteBuffer)
+    /// The board's battery now (nil: none, gone, or no level it can say).
+    /// Called at the core's slow poll only; no allocation.
+    mutating func readBattery() -> BatteryReading?
+}
+
+extension Platform where Self: ~Copyable {
+    /// A platform without a battery.
+    public mutating func readBattery() -> BatteryReading? { nil }
 }

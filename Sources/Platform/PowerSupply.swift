@@ -9,11 +9,24 @@
 // the attribute files' bytes in, a reading out (read at start and at a
 // slow poll, not per event, so arrays are fine here); PlatformLinux reads the
 // files. Real formats: an integer and a newline (the kernel's sysfs_emit),
-// or the bare integer; anything else is not a value.
+// or the bare integer; anything else is not a value. The parsers take
+// spans (the runtime reads into fixed buffers); the array forms are for
+// `doctor` and tests.
 
 /// What the supply's `status` says.
 public enum BatteryStatus: Equatable, Sendable {
     case charging, discharging, notCharging, full, unknown
+
+    /// Its name in the events stream and `doctor`.
+    public var name: StaticString {
+        switch self {
+        case .charging: "charging"
+        case .discharging: "discharging"
+        case .notCharging: "not-charging"
+        case .full: "full"
+        case .unknown: "unknown"
+        }
+    }
 }
 
 /// One reading of a battery.
@@ -36,7 +49,9 @@ public struct BatteryReading: Equatable, Sendable {
 public enum PowerSupplyText {
     /// An integer attribute: an optional `-`, 1 to 18 digits, an optional
     /// newline; nil for anything else (an empty file, text, a second line).
-    public static func integer(_ bytes: [UInt8]) -> Int64? {
+    public static func integer(_ bytes: [UInt8]) -> Int64? { integer(bytes.span) }
+
+    public static func integer(_ bytes: Span<UInt8>) -> Int64? {
         var end = bytes.count
         if end > 0, bytes[end - 1] == 0x0A { end -= 1 }
         var i = 0
@@ -57,10 +72,13 @@ public enum PowerSupplyText {
     }
 
     /// Whether `type` says Battery.
-    public static func isBattery(type bytes: [UInt8]) -> Bool { matches(bytes, "Battery") }
+    public static func isBattery(type bytes: [UInt8]) -> Bool { matches(bytes.span, "Battery") }
+    public static func isBattery(type bytes: Span<UInt8>) -> Bool { matches(bytes, "Battery") }
 
     /// `status`; what it does not name is `.unknown`.
-    public static func status(_ bytes: [UInt8]) -> BatteryStatus {
+    public static func status(_ bytes: [UInt8]) -> BatteryStatus { status(bytes.span) }
+
+    public static func status(_ bytes: Span<UInt8>) -> BatteryStatus {
         if matches(bytes, "Charging") { return .charging }
         if matches(bytes, "Discharging") { return .discharging }
         if matches(bytes, "Not charging") { return .notCharging }
@@ -71,16 +89,15 @@ public enum PowerSupplyText {
     /// A single-cell lithium battery's charge from its voltage at rest, in
     /// percent: a coarse table (a fuel gauge's `capacity` is better; this is
     /// for a supply that reports only `voltage_now`).
+    /// (Inline arrays: no allocation at the poll.)
     public static func percent(microvolts: Int64) -> Int {
-        let table: [(mv: Int64, percent: Int64)] = [
-            (3_300, 0), (3_500, 5), (3_600, 10), (3_700, 30), (3_750, 45), (3_800, 55), (3_850, 65), (3_900, 72), (4_000, 85),
-            (4_100, 95), (4_200, 100),
-        ]
+        let millivolts: InlineArray<11, Int64> = [3_300, 3_500, 3_600, 3_700, 3_750, 3_800, 3_850, 3_900, 4_000, 4_100, 4_200]
+        let percents: InlineArray<11, Int64> = [0, 5, 10, 30, 45, 55, 65, 72, 85, 95, 100]
         let mv = microvolts / 1_000
-        if mv <= table[0].mv { return 0 }
-        for k in 1..<table.count where mv <= table[k].mv {
-            let (a, b) = (table[k - 1], table[k])
-            return Int(a.percent + (b.percent - a.percent) * (mv - a.mv) / (b.mv - a.mv))
+        if mv <= millivolts[0] { return 0 }
+        for k in 1..<millivolts.count where mv <= millivolts[k] {
+            let (lowMv, highMv) = (millivolts[k - 1], millivolts[k])
+            return Int(percents[k - 1] + (percents[k] - percents[k - 1]) * (mv - lowMv) / (highMv - lowMv))
         }
         return 100
     }
@@ -89,9 +106,16 @@ public enum PowerSupplyText {
     /// `capacity` when it is a value (clamped to 0...100), else an estimate
     /// from `voltage_now`; nil when neither is usable.
     public static func reading(capacity: [UInt8]?, status: [UInt8]?, voltage: [UInt8]?) -> BatteryReading? {
-        let microvolts = voltage.flatMap { integer($0) }.flatMap { $0 > 0 ? $0 : nil }
-        let state = status.map { Self.status($0) } ?? .unknown
-        if let capacity, let percent = integer(capacity) {
+        reading(
+            capacity: capacity.flatMap { integer($0) }, status: status.map { Self.status($0) },
+            microvolts: voltage.flatMap { integer($0) })
+    }
+
+    /// The same from the files' parsed values (nil: absent or not a value).
+    public static func reading(capacity: Int64?, status: BatteryStatus?, microvolts voltage: Int64?) -> BatteryReading? {
+        let microvolts = voltage.flatMap { $0 > 0 ? $0 : nil }
+        let state = status ?? .unknown
+        if let percent = capacity {
             return BatteryReading(percent: Int(min(max(percent, 0), 100)), estimated: false, status: state, voltageMicrovolts: microvolts)
         }
         guard let microvolts else { return nil }
@@ -99,7 +123,7 @@ public enum PowerSupplyText {
     }
 
     /// The bytes are `word`, with or without a trailing newline.
-    static func matches(_ bytes: [UInt8], _ word: StaticString) -> Bool {
+    static func matches(_ bytes: Span<UInt8>, _ word: StaticString) -> Bool {
         var end = bytes.count
         if end > 0, bytes[end - 1] == 0x0A { end -= 1 }
         return word.withUTF8Buffer { w in

@@ -4,6 +4,7 @@
 
 import Bounded
 import CLinux
+import Config
 import Platform
 
 public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & ~Copyable>: ~Copyable, Platform {
@@ -15,6 +16,7 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
     private var mgmt: MgmtSocket
     private let bondsPath: String?
     private var service: ServiceManager
+    private var battery: BatteryFiles
     /// Returns from poll(2), for the idle-wakeup figures.
     public private(set) var wakeups: UInt64 = 0
     /// poll(2) failures in a row; a few mean the loop cannot go on.
@@ -28,10 +30,13 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
     /// `bondsPath`: where `saveBonds` writes. `serviceManager`: where READY
     /// and STATUS go (nil: $NOTIFY_SOCKET and $WATCHDOG_USEC; tests name
     /// their own socket rather than set the environment other suites read).
+    /// `battery`: which power supply `readBattery` reads, under
+    /// `powerSupplyRoot`.
     public init(
         link: consuming Link, lines: consuming Lines, handleSignals: Bool, tracePath: String? = nil,
         mgmt: consuming MgmtSocket = .none, bondsPath: String? = nil,
-        serviceManager: (notifySocket: String?, watchdogUsec: String?)? = nil
+        serviceManager: (notifySocket: String?, watchdogUsec: String?)? = nil,
+        battery: BatteryChoice = .none, powerSupplyRoot: String = PowerSupplyReader.defaultRoot
     ) throws(SystemError) {
         // The poll table holds every descriptor the parts can add: the
         // link's, the lines', the management socket and the signal fd.
@@ -42,6 +47,7 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
         trace = try tracePath.map { (path) throws(SystemError) in try BtsnoopWriter(path: path) }
         self.mgmt = mgmt
         self.bondsPath = bondsPath
+        self.battery = BatteryFiles(choice: battery, root: powerSupplyRoot)
         let start = Instant(ms: Sys.monotonicMs())
         if let serviceManager {
             service = ServiceManager(now: start, notifySocket: serviceManager.notifySocket, watchdogUsec: serviceManager.watchdogUsec)
@@ -113,6 +119,8 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
 
     public mutating func notifyReady() { service.notify("READY=1") }
     public mutating func notifyStatus(_ text: borrowing ByteBuffer) { service.notify(status: text) }
+
+    public mutating func readBattery() -> BatteryReading? { battery.read() }
 
     /// Every output off: the last thing before the process ends.
     public mutating func allOff() { lines.allOff() }

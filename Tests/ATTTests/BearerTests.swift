@@ -154,6 +154,25 @@ struct BearerTests {
         #expect(drain(&b) == ["1E"])
     }
 
+    @Test("our indication: one at a time until the phone's Handle Value Confirmation; a stray confirmation is a counted drop")
+    func ownIndicationAwaitsConfirmation() {
+        var b = bearer()
+        #expect(b.receive(hex("1E").span, now: .zero) == .dropped(.unexpectedConfirmation))
+        #expect(b.counters.unexpectedConfirmations == 1)
+        let indication = hex("1D 08 00 0A 00 0D 00")
+        let first = b.indicate(indication.span)
+        let second = b.indicate(indication.span)
+        #expect(first)
+        #expect(!second, "a second waits for the confirmation")
+        #expect(drain(&b) == ["1D 08 00 0A 00 0D 00"])
+        #expect(b.receive(hex("1E").span, now: .zero) == .confirmed)
+        #expect(b.indicationOutstanding == false)
+        let third = b.indicate(indication.span)
+        #expect(third)
+        b.reset()
+        #expect(b.indicationOutstanding == false, "a new link starts with none outstanding")
+    }
+
     @Test("Insufficient Authentication: the link is asked to raise security and the same request is sent again")
     func securityRetry() {
         var b = bearer()

@@ -81,6 +81,7 @@ private func caseName(_ event: FirmwareEvent) -> String {
     case .media: "media"
     case .quietHours: "quietHours"
     case .phoneLost: "phoneLost"
+    case .battery: "battery"
     case .rejected: "rejected"
     case .stopping: "stopping"
     case .bondsNotSaved: "bondsNotSaved"
@@ -98,7 +99,7 @@ private let allCaseNames: Set<String> = [
     "controller.consentRequested", "controller.consent", "controller.bondStored", "controller.bondIgnored",
     "controller.connected", "controller.reconnected", "controller.refusedUnbonded", "controller.disconnected",
     "controller.pairingFailed", "controller.staleBond", "controller.fastAdvertisingSkipped", "controller.dropped",
-    "line", "button", "action", "silenced", "ringLimited", "media", "quietHours", "phoneLost", "rejected",
+    "line", "button", "action", "silenced", "ringLimited", "media", "quietHours", "phoneLost", "battery", "rejected",
     "stopping", "bondsNotSaved",
 ]
 
@@ -203,6 +204,11 @@ struct EventsGoldenTests {
             .quietHours(.timeUnknown),
             .phoneLost(true),
             .phoneLost(false),
+            .battery(.level(percent: 80, status: .discharging, estimated: false)),
+            .battery(.level(percent: 55, status: .notCharging, estimated: true)),
+            .battery(.low(percent: 15)),
+            .battery(.critical(percent: 5)),
+            .battery(.gone),
             .link(.drop(.dataSource(.uidMismatch))),
             .link(.drop(.notificationSource(.wrongLength(7)))),
             .link(.error(.encryptionFailed(.timeout))),

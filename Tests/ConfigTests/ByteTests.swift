@@ -32,12 +32,12 @@ struct ByteTests {
     @Test("a cut-off UTF-8 sequence before a newline does not move the line numbers")
     func truncatedSequence() {
         let text = decoded(Array("name x\n# caf".utf8) + [0xC3] + Array("\ncolour red\n".utf8))
-        #expect(boardError(text) == ConfigError(line: 3, .unknownKey, "unknown setting 'colour': a board file has name, bluetooth-name, battery, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
+        #expect(boardError(text) == ConfigError(line: 3, .unknownKey, "unknown setting 'colour': a board file has name, bluetooth-name, battery, battery-poll-s, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
     }
 
     @Test("an unknown setting in non-ASCII text is quoted back as written")
     func nonASCIISetting() {
-        #expect(boardError("name x\ncouleur→ rouge\n") == ConfigError(line: 2, .unknownKey, "unknown setting 'couleur→': a board file has name, bluetooth-name, battery, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
+        #expect(boardError("name x\ncouleur→ rouge\n") == ConfigError(line: 2, .unknownKey, "unknown setting 'couleur→': a board file has name, bluetooth-name, battery, battery-poll-s, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
         #expect(policyError("alert Social led-notify=\"clignoté\"\n") == ConfigError(line: 1, .unknownPattern, "no pattern named 'clignoté': define it with a line like `pattern clignoté on 200 off 800` (patterns: none)"))
     }
 
@@ -67,7 +67,7 @@ struct ByteTests {
 
     @Test("a byte-order mark anywhere but at the very start is text, quoted back in the message")
     func byteOrderMarkElsewhere() {
-        #expect(boardError("name x\n\u{FEFF}output a\n") == ConfigError(line: 2, .unknownKey, "unknown setting '\u{FEFF}output': a board file has name, bluetooth-name, battery, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
+        #expect(boardError("name x\n\u{FEFF}output a\n") == ConfigError(line: 2, .unknownKey, "unknown setting '\u{FEFF}output': a board file has name, bluetooth-name, battery, battery-poll-s, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
         #expect(boardError("\u{FEFF}\u{FEFF}name x\n")?.kind == .unknownKey, "only one mark is the encoding's")
     }
 

@@ -11,7 +11,7 @@ struct BoardErrorTests {
     @Test("unknown setting: named, with the settings that exist")
     func unknownSetting() {
         let e = boardError("name x\ncolour red\n")
-        #expect(e == ConfigError(line: 2, .unknownKey, "unknown setting 'colour': a board file has name, bluetooth-name, battery, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
+        #expect(e == ConfigError(line: 2, .unknownKey, "unknown setting 'colour': a board file has name, bluetooth-name, battery, battery-poll-s, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
     }
 
     @Test("unknown option: outputs take no bias, buttons no kind")
@@ -97,7 +97,7 @@ struct PolicyErrorTests {
         #expect(policyError("alret Other\n") == ConfigError(line: 1, .unknownKey, "unknown setting 'alret': a policy file has pattern, alert, rule, unread, button, feedback, quiet, realert-on-modified, ring-limit-ms and phone-lost-ms"))
         #expect(policyError("unread led-notify colour=red\n") == ConfigError(line: 1, .unknownKey, "unknown unread option 'colour': use categories="))
         #expect(policyError("button accept double=positive\n") == ConfigError(line: 1, .unknownKey, "unknown button option 'double': use short=, long=, ringing-short= or ringing-long="))
-        #expect(policyError("feedback paired led-notify=x\n") == ConfigError(line: 1, .unknownKey, "feedback is for action-failed, nothing-to-do, pairing, waiting-permission, settings-error, phone-lost, phone-back, status-connected, status-waiting-permission, status-not-connected, status-pairing or status-settings-error: e.g. `feedback action-failed vibration=failure`"))
+        #expect(policyError("feedback paired led-notify=x\n") == ConfigError(line: 1, .unknownKey, "feedback is for action-failed, nothing-to-do, pairing, waiting-permission, settings-error, phone-lost, phone-back, status-connected, status-waiting-permission, status-not-connected, status-pairing, status-settings-error, status-battery-low, battery-low or battery-critical: e.g. `feedback action-failed vibration=failure`"))
     }
 
     @Test("an output the board does not have is a bad line naming the board's outputs")
@@ -254,11 +254,11 @@ struct EveryErrorTests {
     func board() {
         let text = "name x\ncolour red\noutput a active-low=maybe\noutput b\nbutton c\n\"open\n"
         #expect(all(boardErrors(text)) == [
-            ConfigError(line: 2, .unknownKey, "unknown setting 'colour': a board file has name, bluetooth-name, battery, chip, output, button, debounce-ms, long-press-ms and double-press-ms"),
+            ConfigError(line: 2, .unknownKey, "unknown setting 'colour': a board file has name, bluetooth-name, battery, battery-poll-s, chip, output, button, debounce-ms, long-press-ms and double-press-ms"),
             ConfigError(line: 3, .badLine, "active-low takes yes or no, not 'maybe'"),
             ConfigError(line: 6, .badLine, "a double quote is not closed: end the text with \""),
         ])
-        #expect(boardError(text) == ConfigError(line: 2, .unknownKey, "unknown setting 'colour': a board file has name, bluetooth-name, battery, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
+        #expect(boardError(text) == ConfigError(line: 2, .unknownKey, "unknown setting 'colour': a board file has name, bluetooth-name, battery, battery-poll-s, chip, output, button, debounce-ms, long-press-ms and double-press-ms"))
         #expect(boardErrors("name x\noutput a\nbutton b\n") == nil)
     }
 

@@ -82,7 +82,8 @@ struct Rig: ~Copyable {
     var runner: TestRunner
     var phone: Int32
 
-    init(tracePath: String? = nil, _ configure: (inout WearableConfig) -> Void = { _ in }) {
+    /// `powerSupplyRoot`: the board's battery is read there (else none).
+    init(tracePath: String? = nil, powerSupplyRoot: String? = nil, _ configure: (inout WearableConfig) -> Void = { _ in }) {
         var fds: [Int32] = [0, 0]
         let rc = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds)
         precondition(rc == 0, "socketpair")
@@ -91,7 +92,8 @@ struct Rig: ~Copyable {
         let platform = try! LinuxPlatform(
             link: UnixLink(connected: fds[0]),
             lines: SimLines(outputs: config.board.outputs.map(\.name), buttons: config.board.buttons.map(\.name), consoleFD: -1),
-            handleSignals: false, tracePath: tracePath)
+            handleSignals: false, tracePath: tracePath,
+            battery: powerSupplyRoot == nil ? .none : config.board.battery, powerSupplyRoot: powerSupplyRoot ?? PowerSupplyReader.defaultRoot)
         runner = Runner(platform: platform, sink: RecordingSink(), core: WearableCore(config: config))
         phone = fds[1]
     }

@@ -135,6 +135,7 @@ struct StatusTests {
         #expect(words == [
             "connected, notifications on", "connected, waiting for the phone's permission to share notifications",
             "advertising, no phone connected", "pairing mode", "settings error: the shipped defaults run",
+            "battery low: charge the wearable",
         ])
     }
 }

@@ -165,6 +165,7 @@ else
   if [ -f "$manifest" ]; then
     grep -qxF "# $ver" "$manifest"; check "boot 1: the image manifest has the same version line" $? "$(sed -n 3p "$manifest")"
   fi
+  [ "$(field 1 battery)" = none ]; check "boot 1: the report's battery line says none (QEMU has no fuel gauge)" $? "$(field 1 battery)"
   [ "$(field 1 system)" = running ]; check "boot 1: multi-user, no failed unit (system $(field 1 system), failed: $(field 1 failed-units))" $? "system $(field 1 system), failed: $(field 1 failed-units)"
   field 1 "mount /" | grep -Eq '^/dev/mmcblk0p2 ext4 ro,'; check "boot 1: / is the SD card's root, read-only ($(field 1 'mount /'))" $? "$(field 1 'mount /')"
   field 1 "mount /var" | grep -q ' tmpfs '; check "boot 1: /var is a tmpfs" $? "$(field 1 'mount /var')"

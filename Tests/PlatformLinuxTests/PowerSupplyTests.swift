@@ -4,37 +4,7 @@ import Glibc
 import Platform
 import PlatformLinux
 import Testing
-
-/// A power-supply class tree in a temporary directory: each supply a
-/// directory of attribute files, written as given (newline or not).
-struct SupplyTree: ~Copyable {
-    let root: String
-
-    init() {
-        var template = Array("/tmp/wristlink-power-XXXXXX".utf8CString)
-        root = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-    }
-
-    func supply(_ name: String, _ files: [String: String]) {
-        mkdir(root + "/" + name, 0o755)
-        for (file, text) in files {
-            let fd = open(root + "/" + name + "/" + file, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            close(fd)
-        }
-    }
-
-    func remove(_ name: String) {
-        let dir = root + "/" + name
-        for file in ["type", "capacity", "status", "voltage_now"] { unlink(dir + "/" + file) }
-        rmdir(dir)
-    }
-
-    deinit {
-        for name in ["BAT0", "ac", "gauge", "bad", "bare"] { remove(name) }
-        rmdir(root)
-    }
-}
+import TestSupport
 
 @Suite("Power supplies: the kernel's /sys/class/power_supply files, read from an injectable root")
 struct PowerSupplyTests {

@@ -23,6 +23,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
@@ -36,6 +37,15 @@ static inline int wl_signalfd_flags(void) { return SFD_NONBLOCK | SFD_CLOEXEC; }
 
 /// The calling thread's errno (a macro over __errno_location()).
 static inline int wl_errno(void) { return errno; }
+
+/// openat(2) without a mode (openat is variadic): read-only, no
+/// following of a final symbolic link is NOT asked (sysfs links to devices).
+static inline int wl_openat_read(int dirfd, const char *path) { return openat(dirfd, path, O_RDONLY | O_CLOEXEC); }
+
+/// getdents64(2) into the caller's buffer (syscall is variadic; glibc's
+/// own wrapper is newer than some targets): a directory listing without
+/// opendir's allocation.
+static inline long wl_getdents64(int fd, void *buf, size_t len) { return syscall(SYS_getdents64, fd, buf, len); }
 
 /// open(2) with a mode (open is variadic).
 static inline int wl_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
