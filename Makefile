@@ -19,7 +19,8 @@ CONFIG ?= release
 CORE_MODULES := Bounded ANCS AMS CTS ATT GATT Feedback Mgmt Config Platform Firmware PhoneSim
 FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-event bond-file controller-setup config console scenario
 
-DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark
+# device-tree-compiler: test-unit compiles the fuel gauge's overlay (dtc, fdtget).
+DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark device-tree-compiler
 
 .PHONY: all deps build check test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build test-fuzz bench-deps test-budgets clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
 	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot \
@@ -65,6 +66,7 @@ build-tests: deps
 test-unit: build-tests
 	$(SWIFT) test -c $(CONFIG) --skip-build
 	@scripts/wiring-svg --check .build/$(CONFIG)/wristlink > /dev/null && echo "wiring-svg: docs/wiring-pi-zero-2w.svg agrees with wristlink pinout"
+	@Tests/Overlay/check-overlay.sh
 
 # The inner loop: the host build and the unit tests only (no VMs, no cross
 # builds, no packages, no image), timed.
