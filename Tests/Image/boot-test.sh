@@ -18,8 +18,12 @@
 #   boot 2, -M virt (the same root, about twice as fast; no GPIO there, so
 #     the service waits for its lines): a clean boot (the root was never
 #     written, the data partition's journal at most replayed), the bond file
-#     byte for byte the same and loaded again, and nothing else of boot 1
-#     left (one boot in the journal, a new machine ID).
+#     byte for byte the same and loaded again, the journal of boot 1 kept
+#     on the data partition (two boots, boot 1's firmware lines), and the
+#     report on the card the wearer asked for (wristlink/report-request put
+#     on the boot partition before): report.txt written with the version,
+#     doctor, the bonded phone's address and boot 1's log, the request
+#     gone, the settings files untouched, the FAT clean.
 #   boot 3, -M raspi3b, a fresh copy customised as Raspberry Pi Imager 1.x
 #     does with firstrun.sh: the script on the boot partition and
 #     `systemd.run=/boot/firstrun.sh systemd.run_success_action=reboot
@@ -41,7 +45,7 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 IMAGE="${1:?usage: boot-test.sh IMAGE}"
 LIMIT="${IMAGE_BOOT_TIMEOUT:-420}"
 OUT="$ROOT/.build/image/boot-test"
-"$ROOT/scripts/ensure-packages" qemu-system-arm mtools e2fsprogs python3 device-tree-compiler >&2
+"$ROOT/scripts/ensure-packages" qemu-system-arm mtools e2fsprogs python3 device-tree-compiler dosfstools >&2
 rm -rf "$OUT"; mkdir -p "$OUT"
 T0=$(date +%s.%N)
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -75,8 +79,8 @@ mcopy -n -i "$fat" ::/wristlink/policy.conf "$OUT/policy.conf"
 { printf '# edited on a laptop\n\nalert News led-notfy=blink\n'; tr -d '\r' < "$OUT/policy.conf"; } > "$OUT/policy-bad.conf"
 mcopy -o -i "$fat" "$OUT/policy-bad.conf" ::/wristlink/policy.conf
 dd if="$disk" of="$OUT/data.ext4" bs=1M iflag=skip_bytes,count_bytes skip="$data_off" count="$data_len" status=none
-debugfs -w -R "write $HERE/bonds bonds" "$OUT/data.ext4" >/dev/null 2>&1
-debugfs -w -R "set_inode_field bonds mode 0100600" "$OUT/data.ext4" >/dev/null 2>&1
+debugfs -w -R "write $HERE/bonds state/bonds" "$OUT/data.ext4" >/dev/null 2>&1
+debugfs -w -R "set_inode_field state/bonds mode 0100600" "$OUT/data.ext4" >/dev/null 2>&1
 dd if="$OUT/data.ext4" of="$disk" bs=1M oflag=seek_bytes seek="$data_off" conv=notrunc,sparse status=none
 bond_sum="$(sha256sum < "$HERE/bonds" | cut -c1-16)"
 # What the Pi's firmware would start: config.txt's kernel= and initramfs,
@@ -170,7 +174,8 @@ else
   field 1 "mount /" | grep -Eq '^/dev/mmcblk0p2 ext4 ro,'; check "boot 1: / is the SD card's root, read-only ($(field 1 'mount /'))" $? "$(field 1 'mount /')"
   field 1 "mount /var" | grep -q ' tmpfs '; check "boot 1: /var is a tmpfs" $? "$(field 1 'mount /var')"
   field 1 "mount /boot/firmware" | grep -Eq 'vfat ro,'; check "boot 1: the boot partition is mounted read-only" $? "$(field 1 'mount /boot/firmware')"
-  field 1 "mount /var/lib/private/wristlink" | grep -Eq '^/dev/mmcblk0p3 ext4 rw,'; check "boot 1: the data partition holds the state" $? "$(field 1 'mount /var/lib/private/wristlink')"
+  field 1 "mount /var/lib/private/wristlink" | grep -Eq '^/dev/mmcblk0p3\[/state\] ext4 rw,'; check "boot 1: the data partition's state/ holds the firmware's state" $? "$(field 1 'mount /var/lib/private/wristlink')"
+  field 1 "mount /var/log/journal" | grep -Eq '^/dev/mmcblk0p3\[/journal\] ext4 rw,'; check "boot 1: the journal is kept on the data partition's journal/" $? "$(field 1 'mount /var/log/journal')"
   svc="$(field 1 service)"
   bad=0; for want in ActiveState=active SubState=running NRestarts=0; do case " $svc " in *" $want "*) ;; *) bad=1 ;; esac; done
   check "boot 1: wristlink.service active, never restarted ($svc)" $bad "$svc"
@@ -192,6 +197,12 @@ fi
 id1="$(field 1 machine-id)"
 
 # --- boot 2: virt, after the power cut ----------------------------------------
+# The wearer asks for the report on the card (an empty wristlink/report-request);
+# the settings files as they are now, to compare after.
+: > "$OUT/report-request"
+mcopy -o -i "$fat" "$OUT/report-request" ::/wristlink/report-request
+mcopy -n -i "$fat" ::/wristlink/board.conf "$OUT/before-2-board.conf"
+mcopy -n -i "$fat" ::/wristlink/policy.conf "$OUT/before-2-policy.conf"
 cmdline2="$(printf '%s' "$cmdline" | sed -E 's/console=[^ ]+//g') console=ttyAMA0"
 ok=0; boot 2 virt -M virt -cpu cortex-a53 -m 1G -accel tcg,thread=single -kernel "$OUT/vmlinuz" -initrd "$OUT/initrd.img" \
   -append "$cmdline2" -drive "file=$disk,if=virtio,format=raw,cache=unsafe" -serial "file:$OUT/console-2.log" -nic none || ok=$?
@@ -207,8 +218,23 @@ else
   report 2 | grep -q "^data: bonds [0-9]* 600 $bond_sum"; check "boot 2: the bond file is byte for byte the one placed (mode 600)" $? "$(report 2 | grep '^data:')"
   report 2 | grep -q '^journal: loaded 1 bonded phone(s) from /var/lib/wristlink/bonds'; check "boot 2: one bonded phone loaded again" $? "$(report 2 | grep '^journal:' | head -8)"
   [ "$(report 2 | grep -c '^data: ')" -eq 1 ]; check "boot 2: the data partition holds the bond file and nothing else" $? "$(report 2 | grep '^data:')"
-  [ "$(field 2 journal-boots)" = 1 ] && [ -n "$id1" ] && [ "$(field 2 machine-id)" != "$id1" ]
-  check "boot 2: nothing else of boot 1 survived (journal boots: $(field 2 journal-boots), machine ID new)" $? "journal boots $(field 2 journal-boots), machine IDs $id1 / $(field 2 machine-id)"
+  [ "$(field 2 journal-boots)" = 2 ] && [ -n "$id1" ] && [ "$(field 2 machine-id)" = "$id1" ]
+  check "boot 2: the journal on the data partition kept boot 1 through the power cut (journal boots: $(field 2 journal-boots), one machine ID)" $? "journal boots $(field 2 journal-boots), machine IDs $id1 / $(field 2 machine-id)"
+  report 2 | grep -q '^previous-boot: .*waiting for the Bluetooth controller'; check "boot 2: boot 1's last firmware lines are there" $? "$(report 2 | grep '^previous-boot:' | head -5)"
+  # The report on the card: written, the request gone, the settings files untouched, the FAT clean.
+  mcopy -n -i "$fat" ::/wristlink/report.txt "$OUT/report-2.txt" 2>/dev/null; got=$?
+  [ "$got" -eq 0 ] && tr -d '\r' < "$OUT/report-2.txt" | grep -Eq "^wristlink $(cat "$ROOT/VERSION") " \
+    && tr -d '\r' < "$OUT/report-2.txt" | grep -q '^== wristlink doctor' \
+    && tr -d '\r' < "$OUT/report-2.txt" | grep -q '^c0:ff:ee:12:34:56$' \
+    && ! tr -d '\r' < "$OUT/report-2.txt" | grep -qi '00112233445566778899aabbccddeeff' \
+    && tr -d '\r' < "$OUT/report-2.txt" | sed -n '/^== the previous boot: the firmware/,/^==/p' | grep -q 'waiting for the Bluetooth controller'
+  check "boot 2: report-request made wristlink/report.txt: version, doctor, the bonded phone's address without its key, boot 1's firmware log" $? "$(head -c 600 "$OUT/report-2.txt" 2>/dev/null)"
+  ! mdir -b -i "$fat" ::/wristlink 2>/dev/null | grep -qi 'report-request\|report.txt.new'; check "boot 2: the request was removed (and no report.txt.new left)" $? "$(mdir -b -i "$fat" ::/wristlink 2>&1)"
+  mcopy -n -i "$fat" ::/wristlink/board.conf "$OUT/after-2-board.conf" && mcopy -n -i "$fat" ::/wristlink/policy.conf "$OUT/after-2-policy.conf" \
+    && cmp -s "$OUT/before-2-board.conf" "$OUT/after-2-board.conf" && cmp -s "$OUT/before-2-policy.conf" "$OUT/after-2-policy.conf"
+  check "boot 2: board.conf and policy.conf byte for byte as before the report" $? "$(cmp "$OUT/before-2-policy.conf" "$OUT/after-2-policy.conf" 2>&1)"
+  dd if="$disk" of="$OUT/boot-2.vfat" bs=1M iflag=skip_bytes,count_bytes skip="$boot_off" count="$boot_len" status=none
+  fsck.vfat -n "$OUT/boot-2.vfat" > "$OUT/fsck-boot-2.txt" 2>&1; check "boot 2: the boot partition is clean after the report (fsck.vfat -n)" $? "$(tail -3 "$OUT/fsck-boot-2.txt")"
   active_us="$(field 2 service-active-us)"
 fi
 # --- boots 3 and 4: Raspberry Pi Imager's two kinds of customisation ---------
