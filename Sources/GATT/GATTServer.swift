@@ -22,7 +22,8 @@
 // owed to the phone as a Service Changed indication (`serviceChangeOwed`;
 // the link sends it when the phone has indications on, and clears it at
 // the confirmation). A battery that reads at start is there from the
-// first link, so the usual case changes nothing. `AttributeServer` answers
+// first link, so the usual case changes nothing (a change before any
+// link has started is owed to nobody). `AttributeServer` answers
 // discovery and reads (with the spec's errors: reading Service Changed is
 // Read Not Permitted); writing anything but a CCCD is Write Not Permitted,
 // a CCCD value other than 2 bytes Invalid Attribute Value Length. Nothing
@@ -73,6 +74,10 @@ public struct GATTServer: Sendable {
     /// The database changed and the phone has not confirmed a Service
     /// Changed indication sent since.
     public var serviceChangeOwed: Bool { changes != changesConfirmed }
+    /// A link has started since this server was made: from then on a
+    /// phone may hold the database in its cache, and a change is owed to
+    /// it. Before (the battery's first reading at start), nothing is.
+    private var served = false
 
     public init(deviceName: DeviceName, appearance: UInt16 = GATTServer.appearanceGenericWatch) {
         func bytes(_ list: UInt8...) -> InlineBytes<32> {
@@ -102,6 +107,7 @@ public struct GATTServer: Sendable {
     /// Forgets the phone's per-link state for a new link; a bonded phone
     /// (`keepSubscriptions`) keeps its CCCDs.
     public mutating func reset(keepSubscriptions: Bool = false) {
+        served = true
         guard !keepSubscriptions else { return }
         setCCCD(handle: Self.serviceChangedCCCDHandle, 0)
         setCCCD(handle: Self.batteryLevelCCCDHandle, 0)
@@ -129,7 +135,7 @@ public struct GATTServer: Sendable {
             guard count == Self.withBatteryCount else { return .unchanged }
             count = Self.baseCount
             setCCCD(handle: Self.batteryLevelCCCDHandle, 0)
-            changes &+= 1
+            if served { changes &+= 1 }
             return .service
         }
         let level = min(percent, 100)
@@ -139,7 +145,7 @@ public struct GATTServer: Sendable {
         attributes[11].value.append(level)
         if added {
             count = Self.withBatteryCount
-            changes &+= 1
+            if served { changes &+= 1 }
             return .service
         }
         return old == level ? .unchanged : .level

@@ -172,7 +172,7 @@ struct BatteryTests {
         #expect(rig.takeSent() == ["11 06 01 00 05 00 00 18 06 00 09 00 01 18"])
     }
 
-    @Test("the running firmware reads a real power-supply tree: the phone reads the level, and is notified when the file changes")
+    @Test("the running firmware reads a real power-supply tree at start: the phone reads the level, no Service Changed, and is notified when the file changes")
     func runnerReadsSupplyFiles() {
         let tree = SupplyTree()
         tree.supply("ac", ["type": "Mains\n"])
@@ -182,7 +182,9 @@ struct BatteryTests {
         rig.run(Script.bringUp)
         rig.settle()
         #expect(rig.state == .live)
-        rig.run([.phone("0A 0C 00"), .firmware("0B 2A"), .phone("12 0D 00 01 00"), .firmware("13")])
+        // The battery was read at start, before the phone connected: the
+        // database had it from the first, so no Service Changed is owed.
+        rig.run([.phone("12 09 00 02 00"), .firmware("13"), .phone("0A 0C 00"), .firmware("0B 2A"), .phone("12 0D 00 01 00"), .firmware("13")])
         tree.supply("gauge", ["capacity": "41\n"])
         rig.run([.firmware("1B 0C 00 29")])
         #expect(rig.events.contains(.battery(.level(percent: 42, status: .discharging, estimated: false))))

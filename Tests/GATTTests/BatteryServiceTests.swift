@@ -70,9 +70,18 @@ struct BatteryServiceTests {
         #expect(serve(&s, "12 0D 00 01") == "01 12 0D 00 0D", "a CCCD value is 2 bytes")
     }
 
-    @Test("a battery that appears is owed as Service Changed for 0x000A...0x000D until confirmed")
+    @Test("a battery read before any link is in the database from the start: no Service Changed is owed")
+    func atStartNothingOwed() {
+        var s = server(level: 80)
+        #expect(!s.serviceChangeOwed)
+        s.reset()
+        #expect(!s.serviceChangeOwed)
+    }
+
+    @Test("a battery that appears once a link has been up is owed as Service Changed for 0x000A...0x000D until confirmed")
     func appearsLater() {
         var s = server(level: nil)
+        s.reset()
         #expect(s.setBattery(55) == .service)
         #expect(s.serviceChangeOwed)
         var out = ByteBuffer(capacity: 23)
