@@ -132,9 +132,10 @@ test-systemd: deps deb-amd64
 	@Tests/VM/systemd/run.sh $(DEB_DIR)/wristlink_*_amd64.deb
 
 # Idempotent: qemu, the kernel image/headers/source, gpiod and bluez tools,
-# the pinned venv (virtme-ng, bumble) and gpio-sim.ko, cached in .build/vm;
-# for trixie, k618 and k7 in VM_KERNELS the kernel, modules and gpio-sim.ko
-# in .build/vm/NAME (the downloaded packages kept in .build/vm/NAME/debs).
+# the pinned venv (virtme-ng, bumble), gpio-sim.ko and test_power.ko, cached
+# in .build/vm; for trixie, k618 and k7 in VM_KERNELS the kernel, modules,
+# gpio-sim.ko and test_power.ko in .build/vm/NAME (the downloaded packages
+# kept in .build/vm/NAME/debs).
 vm-setup:
 	@WL_VM_KERNELS="$(VM_KERNELS)" Tests/VM/setup.sh
 

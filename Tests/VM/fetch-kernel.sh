@@ -32,12 +32,15 @@
 #   gpio-sim/gpio-sim.ko the kernel's own module when its config has
 #                        CONFIG_GPIO_SIM=m (7.x), else built against the
 #                        kernel's headers from its linux-source (6.12, 6.18)
+#   test-power/test_power.ko  the same for CONFIG_TEST_POWER (the fake
+#                        battery): none of the kernels has it, so it is built
+#                        for each (test-power/build.sh), 7.x included
 #   root/                the unpacked image and modules (and headers, kbuild)
 #   glibc/               trixie's libc6, only to run trixie's kbuild tools
 #   apt/apt.conf         the private apt configuration (apt-get -c apt/apt.conf)
 #   debs/                the downloaded packages (kept: a fetch again, after
 #                        a change to this script, downloads nothing)
-# Building gpio-sim on bookworm (details in NOTES.md): the headers' Makefile
+# Building gpio-sim or test_power on bookworm (details in NOTES.md): the headers' Makefile
 # includes /usr/src/... (rewritten to root/usr/src/...); trixie's modpost,
 # objtool and resolve_btfids need glibc 2.38 (bookworm: 2.36), so each tool
 # that needs more than the host's glibc is wrapped to run under trixie's own
@@ -45,7 +48,8 @@
 # with the one gcc-14-only flag (-fmin-function-alignment) and BTF (pahole)
 # switched off when the host lacks them.
 # Idempotent: a stamp (complete: kernel version + the hashes of this script,
-# gpio-sim/build.sh and gpio-sim/Kbuild) skips everything, without network.
+# gpio-sim/build.sh, gpio-sim/Kbuild, test-power/build.sh and
+# test-power/Kbuild) skips everything, without network.
 # Env: WL_SETUP_NET_TIMEOUT (900 s, bounds every network step),
 #      WL_VM_KERNEL_REFRESH=1 (fetch the lists again; for trixie: look for a
 #      newer 6.12), WL_VM_DEBIAN_MIRROR, WL_VM_DEBIAN_SECURITY_MIRROR
@@ -92,8 +96,9 @@ bounded() {   # a network step: bounded by WL_SETUP_NET_TIMEOUT
   return "$rc"
 }
 
-INPUTS="$(cat "$0" "$HERE/gpio-sim/build.sh" "$HERE/gpio-sim/Kbuild" | sha256sum | cut -c1-16)"
-if [ -z "$REFRESH" ] && [ -f "$T/complete" ] && [ -f "$T/gpio-sim/gpio-sim.ko" ] \
+INPUTS="$(cat "$0" "$HERE/gpio-sim/build.sh" "$HERE/gpio-sim/Kbuild" \
+              "$HERE/test-power/build.sh" "$HERE/test-power/Kbuild" | sha256sum | cut -c1-16)"
+if [ -z "$REFRESH" ] && [ -f "$T/complete" ] && [ -f "$T/gpio-sim/gpio-sim.ko" ] && [ -f "$T/test-power/test_power.ko" ] \
    && [ "$(cut -d' ' -f2 "$T/complete")" = "$INPUTS" ] && [ -e "$T/vmlinuz" ] && [ -e "$T/modules/modules.dep" ]; then
   phase "up to date: $(cat "$T/kver")"
   exit 0
@@ -238,59 +243,79 @@ ln -sfn "root/boot/config-$KVER" "$T/config"
 ln -sfn "root/usr/lib/modules/$KVER" "$T/modules"
 echo "$KVER" > "$T/kver"
 
-# ------------------------------------------------------------ gpio-sim.ko
-GS="$T/gpio-sim"
-case "$(grep -E '^(# )?CONFIG_GPIO_SIM[ =]' "$T/config")" in
-  CONFIG_GPIO_SIM=m)
-    phase "gpio-sim: the kernel's own module (CONFIG_GPIO_SIM=m)"
-    rm -rf "$GS"; mkdir -p "$GS"
-    xz -dc "$(find "$T/modules/kernel/drivers/gpio" -name 'gpio-sim.ko*' | head -1)" > "$GS/gpio-sim.ko"
-    echo "$KVER" > "$GS/kver" ;;
-  "# CONFIG_GPIO_SIM is not set")
-    MM="$(echo "$KVER" | cut -d. -f1,2)"
-    HPKGS=("linux-headers-$KVER" "linux-headers-$ABI-common" "linux-kbuild-$ABI")
-    LIBC_V="$(show libc6 Version)"
-    fetch "${HPKGS[@]/%/=$PV}" "linux-source-$MM=$PV" "libc6=$LIBC_V"
-    for p in "${HPKGS[@]}"; do dpkg-deb -x "$(deb_of "$p" "$PV")" "$T/root"; done
-    HDR="$T/root/usr/src/linux-headers-$KVER"
-    # 6.12: `include /usr/src/…-common/Makefile`; 6.18 also sets
-    # KBUILD_OUTPUT=/usr/src/…-amd64 (an O= for the headers' own tree)
-    sed -i -E "s#(^|[ =])/usr/src/#\1$T/root/usr/src/#g" "$HDR/Makefile"
-    grep -q "^include $T/root/usr/src/linux-headers-$ABI-common/Makefile" "$HDR/Makefile" || fail "unexpected $HDR/Makefile"
+# ------------------------------------------- gpio-sim.ko and test_power.ko
+# Each module is the kernel's own when its config has it as a module (=m),
+# else built out of tree from the kernel's linux-source against its headers
+# (prepare_build: fetched, unpacked and made to run on bookworm once for
+# both).
+HDR=""; SRC_TAR=""; MAKE_ARGS=()
+prepare_build() {
+  [ -z "$HDR" ] || return 0
+  MM="$(echo "$KVER" | cut -d. -f1,2)"
+  HPKGS=("linux-headers-$KVER" "linux-headers-$ABI-common" "linux-kbuild-$ABI")
+  LIBC_V="$(show libc6 Version)"
+  fetch "${HPKGS[@]/%/=$PV}" "linux-source-$MM=$PV" "libc6=$LIBC_V"
+  for p in "${HPKGS[@]}"; do dpkg-deb -x "$(deb_of "$p" "$PV")" "$T/root"; done
+  HDR="$T/root/usr/src/linux-headers-$KVER"
+  # 6.12: `include /usr/src/…-common/Makefile`; 6.18 also sets
+  # KBUILD_OUTPUT=/usr/src/…-amd64 (an O= for the headers' own tree)
+  sed -i -E "s#(^|[ =])/usr/src/#\1$T/root/usr/src/#g" "$HDR/Makefile"
+  grep -q "^include $T/root/usr/src/linux-headers-$ABI-common/Makefile" "$HDR/Makefile" || fail "unexpected $HDR/Makefile"
 
-    # Trixie's kbuild tools that need a newer glibc than the host's run under
-    # trixie's own loader and libc (the other libraries they use, libelf,
-    # zlib and libssl, are the host's: same sonames).
-    mkdir -p "$T/glibc"
-    dpkg-deb -x "$(deb_of libc6 "$LIBC_V")" "$T/glibc"
-    G="$T/glibc/usr/lib/x86_64-linux-gnu"
-    HOST_GLIBC="$(getconf GNU_LIBC_VERSION | awk '{print $2}')"
-    wrapped=()
-    while IFS= read -r f; do
-      case "$(file -b "$f")" in ELF*dynamically\ linked*) ;; *) continue;; esac
-      need="$(objdump -T "$f" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)"
-      [ -n "$need" ] && [ "$(printf '%s\n%s\n' "$need" "$HOST_GLIBC" | sort -V | tail -1)" != "$HOST_GLIBC" ] || continue
-      mv "$f" "$f.trixie-glibc"
-      printf '#!/bin/sh\n# fetch-kernel.sh: needs glibc %s, the host has %s\nexec %s --library-path %s:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu "$0.trixie-glibc" "$@"\n' \
-        "$need" "$HOST_GLIBC" "$G/ld-linux-x86-64.so.2" "$G" > "$f"
-      chmod +x "$f"
-      wrapped+=("${f##*/}")
-    done < <(find "$T/root/usr/lib/linux-kbuild-$ABI" -type f -perm -u+x)
-    phase "kbuild tools run under trixie's glibc $LIBC_V: ${wrapped[*]:-none}"
+  # Trixie's kbuild tools that need a newer glibc than the host's run under
+  # trixie's own loader and libc (the other libraries they use, libelf,
+  # zlib and libssl, are the host's: same sonames).
+  mkdir -p "$T/glibc"
+  dpkg-deb -x "$(deb_of libc6 "$LIBC_V")" "$T/glibc"
+  G="$T/glibc/usr/lib/x86_64-linux-gnu"
+  HOST_GLIBC="$(getconf GNU_LIBC_VERSION | awk '{print $2}')"
+  wrapped=()
+  while IFS= read -r f; do
+    case "$(file -b "$f")" in ELF*dynamically\ linked*) ;; *) continue;; esac
+    need="$(objdump -T "$f" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)"
+    [ -n "$need" ] && [ "$(printf '%s\n%s\n' "$need" "$HOST_GLIBC" | sort -V | tail -1)" != "$HOST_GLIBC" ] || continue
+    mv "$f" "$f.trixie-glibc"
+    printf '#!/bin/sh\n# fetch-kernel.sh: needs glibc %s, the host has %s\nexec %s --library-path %s:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu "$0.trixie-glibc" "$@"\n' \
+      "$need" "$HOST_GLIBC" "$G/ld-linux-x86-64.so.2" "$G" > "$f"
+    chmod +x "$f"
+    wrapped+=("${f##*/}")
+  done < <(find "$T/root/usr/lib/linux-kbuild-$ABI" -type f -perm -u+x)
+  phase "kbuild tools run under trixie's glibc $LIBC_V: ${wrapped[*]:-none}"
 
-    phase "gpio-sim: building from linux-source-$MM against the $KVER headers with the host's gcc"
-    rm -rf "$T/src"; mkdir -p "$T/src"
-    dpkg-deb --fsys-tarfile "$(deb_of "linux-source-$MM" "$PV")" | tar -x -C "$T/src" --wildcards "./usr/src/linux-source-$MM.tar.*"
-    MAKE_ARGS=(CC=gcc)
-    gcc -fmin-function-alignment=16 -x c -c /dev/null -o /dev/null 2>/dev/null \
-      || MAKE_ARGS+=(CONFIG_CC_HAS_MIN_FUNCTION_ALIGNMENT=)   # gcc < 14: -falign-functions (the kernel's own fallback)
-    command -v pahole >/dev/null || MAKE_ARGS+=(CONFIG_DEBUG_INFO_BTF_MODULES=)   # no BTF for the module
-    "$HERE/gpio-sim/build.sh" "$(ls "$T"/src/usr/src/linux-source-$MM.tar.* | head -1)" "linux-source-$MM" \
-        "$HDR" "$GS" "$KVER" "${MAKE_ARGS[@]}"
-    echo "${MAKE_ARGS[*]}" > "$GS/make-args"
-    rm -rf "$T/src" ;;
-  *) fail "CONFIG_GPIO_SIM=y or unknown in $T/config: guest.sh would need no module";;
-esac
+  rm -rf "$T/src"; mkdir -p "$T/src"
+  dpkg-deb --fsys-tarfile "$(deb_of "linux-source-$MM" "$PV")" | tar -x -C "$T/src" --wildcards "./usr/src/linux-source-$MM.tar.*"
+  SRC_TAR="$(ls "$T"/src/usr/src/linux-source-$MM.tar.* | head -1)"
+  MAKE_ARGS=(CC=gcc)
+  gcc -fmin-function-alignment=16 -x c -c /dev/null -o /dev/null 2>/dev/null \
+    || MAKE_ARGS+=(CONFIG_CC_HAS_MIN_FUNCTION_ALIGNMENT=)   # gcc < 14: -falign-functions (the kernel's own fallback)
+  command -v pahole >/dev/null || MAKE_ARGS+=(CONFIG_DEBUG_INFO_BTF_MODULES=)   # no BTF for the module
+}
+# module CONFIG_NAME DIR KO IN_TREE_DIR: DIR/KO for this kernel (the build script is DIR/build.sh)
+module() {
+  local config="$1" dir="$2" ko="$3" in_tree="$4" out="$T/$2" own
+  case "$(grep -E "^(# )?$config[ =]" "$T/config")" in
+    "$config=m")
+      phase "$dir: the kernel's own module ($config=m)"
+      rm -rf "$out"; mkdir -p "$out"
+      own="$(find "$T/modules/kernel/$in_tree" -name "${ko%.ko}.ko*" | head -1)"
+      [ -n "$own" ] || fail "$config=m but no ${ko%.ko}.ko* in $T/modules/kernel/$in_tree"
+      case "$own" in
+        *.xz) xz -dc "$own" > "$out/$ko" ;;
+        *.zst) zstd -qdc "$own" > "$out/$ko" ;;
+        *) cp "$own" "$out/$ko" ;;
+      esac
+      echo "$KVER" > "$out/kver" ;;
+    "# $config is not set")
+      prepare_build
+      phase "$dir: building from linux-source-$MM against the $KVER headers with the host's gcc"
+      "$HERE/$dir/build.sh" "$SRC_TAR" "linux-source-$MM" "$HDR" "$out" "$KVER" "${MAKE_ARGS[@]}"
+      echo "${MAKE_ARGS[*]}" > "$out/make-args" ;;
+    *) fail "$config=y or unknown in $T/config: guest.sh would need no module";;
+  esac
+}
+module CONFIG_GPIO_SIM gpio-sim gpio-sim.ko drivers/gpio
+module CONFIG_TEST_POWER test-power test_power.ko drivers/power/supply
+rm -rf "$T/src"
 
 echo "$KVER $INPUTS" > "$T/complete"
-phase "done: $T/vmlinuz, $T/modules, $GS/gpio-sim.ko ($(du -sh "$T" | cut -f1) in $T)"
+phase "done: $T/vmlinuz, $T/modules, $T/gpio-sim/gpio-sim.ko, $T/test-power/test_power.ko ($(du -sh "$T" | cut -f1) in $T)"

@@ -3,8 +3,9 @@
 # Runs INSIDE the virtme-ng guest (one of Debian's kernels: 6.1, 6.12, 6.18, 7.x; host
 # filesystem shared read-only, $OUT shared read-write). Started by run-vm.sh:
 #   guest.sh OUT_DIR FIRMWARE [CASES]
-# Loads the modules, creates the gpio-sim chip of board/vm, writes the VM
-# policy, then runs suite.py (all cases in one Python process). Writes
+# Loads the modules (gpio-sim, test_power: the battery at 80 %, discharging),
+# creates the gpio-sim chip of board/vm, writes the VM policy, then runs
+# suite.py (all cases in one Python process). Writes
 # $OUT/summary.txt (suite.py) and $OUT/timings.txt.
 set -u
 OUT="${1:?usage: guest.sh OUT_DIR FIRMWARE [CASES]}"
@@ -38,6 +39,19 @@ for d in "$CACHE/gpio-sim" "$CACHE"/*/gpio-sim; do
 done
 [ -n "$GPIO_SIM_KO" ] || die "no gpio-sim.ko built for $(uname -r)"
 grep -q '^gpio_sim ' /proc/modules || insmod "$GPIO_SIM_KO" || die "insmod $GPIO_SIM_KO"
+# test_power.ko (the fake battery: test_ac, test_battery, test_usb), built
+# for every kernel (none of Debian's has CONFIG_TEST_POWER). A known start
+# for the battery case: 80 %, discharging.
+TEST_POWER_KO=""
+for d in "$CACHE/test-power" "$CACHE"/*/test-power; do
+  [ "$(cat "$d/kver" 2>/dev/null)" = "$(uname -r)" ] && TEST_POWER_KO="$d/test_power.ko"
+done
+[ -n "$TEST_POWER_KO" ] || die "no test_power.ko built for $(uname -r)"
+grep -q '^test_power ' /proc/modules || insmod "$TEST_POWER_KO" || die "insmod $TEST_POWER_KO"
+TPP=/sys/module/test_power/parameters
+echo 80 > "$TPP/battery_capacity" && echo discharging > "$TPP/battery_status" || die "cannot write $TPP"
+test -d /sys/class/power_supply/test_battery || die "no /sys/class/power_supply/test_battery after insmod"
+log "test_power: $(ls /sys/class/power_supply | tr '\n' ' '); test_battery $(cat /sys/class/power_supply/test_battery/type) capacity $(cat /sys/class/power_supply/test_battery/capacity) status $(cat /sys/class/power_supply/test_battery/status)"
 # Kernel SMP needs ECDH (P-256), AES-CMAC and a DRBG: load them up front so a
 # missing request_module() helper cannot stall pairing.
 for m in ecdh_generic ecc cmac aes_generic drbg bluetooth hci_vhci; do

@@ -26,7 +26,8 @@ Results (all in --results DIR):
   phone.log          Bumble + phone log
   events.jsonl       one JSON object per event (connected, paired, subscribed,
                      ns_sent, cp_write, cp_error, ds_sent, ams_command,
-                     ams_entity_sent, cts_read, disconnected, ...)
+                     ams_entity_sent, cts_read, disconnected, battery_read,
+                     battery_notified, wearable_service_changed, ...)
   cp_writes.txt      every Control Point write, hex, one per line
   phone-summary.json final state and whether every step of the scenario passed
 
@@ -98,6 +99,13 @@ CTS_CURRENT_TIME = 0x2A2B
 CTS_LOCAL_TIME_INFORMATION = 0x2A0F
 PHONE_LOCAL_TIME = (2026, 12, 1, 22, 15, 3)
 PHONE_TIME_ZONE_QUARTERS, PHONE_DST = 4, 0
+# The wearable's own services that the phone uses as a GATT client: the
+# Battery Service (Battery Level: read, notify) and the GATT service's
+# Service Changed (indicate).
+BATTERY_SERVICE = 0x180F
+BATTERY_LEVEL = 0x2A19
+GATT_SERVICE = 0x1801
+SERVICE_CHANGED = 0x2A05
 
 # Attribute IDs that carry a 2-byte max length in Get Notification Attributes
 NOTIF_ATTR_WITH_LEN = {1, 2, 3}
@@ -325,6 +333,9 @@ class Phone:
         # the Entity Attribute it chose.
         self.ams_wanted: dict[int, bytes] = {}
         self.ams_attribute: tuple[int, int] | None = None
+        # Per link: whether the phone, as a GATT client, has the wearable's
+        # Service Changed indications on (`battery` step).
+        self.watching_service_changed = False
         self.build_ams()
         self.build_cts()
         device.on("characteristic_subscription", self.on_subscription)
@@ -710,6 +721,7 @@ class Phone:
 
     def on_connection(self, connection) -> None:
         self.connection = connection
+        self.watching_service_changed = False
         self.ams_wanted, self.ams_attribute = {}, None
         self.rec.event("connected", peer=str(connection.peer_address),
                        own_address=str(self.device.random_address),
@@ -916,6 +928,74 @@ class Phone:
                        device_name=bytes.fromhex(values.get("name", "")).decode(errors="replace"),
                        appearance=values.get("appearance"))
 
+    async def watch_service_changed(self, peer: Peer) -> None:
+        """Indications on the wearable's Service Changed (0x2A05), as iOS
+        enables them on a bonded accessory: each one is recorded
+        (`wearable_service_changed` with the handle range) and confirmed by
+        Bumble's GATT client. Once per link."""
+        if self.watching_service_changed:
+            return
+        services = await peer.discover_service(core.UUID.from_16_bits(GATT_SERVICE))
+        found = (await peer.discover_characteristics([core.UUID.from_16_bits(SERVICE_CHANGED)], services[0])
+                 if services else [])
+        if not found:
+            self.rec.event("wearable_service_changed_absent")
+            return
+
+        def on_indication(value: bytes) -> None:
+            start, end = struct.unpack("<HH", value) if len(value) == 4 else (None, None)
+            self.rec.event("wearable_service_changed", hex=value.hex(), start=start, end=end)
+
+        await peer.subscribe(found[0], on_indication, prefer_notify=False)
+        self.watching_service_changed = True
+        self.rec.event("wearable_service_changed_subscribed", handle=found[0].handle)
+
+    async def battery(self, step: dict, timeout: float) -> None:
+        """The wearable's Battery Service as an iPhone uses it: enable
+        Service Changed indications, find the service by its UUID (0x180F;
+        when it is not there, wait for a Service Changed indication and look
+        again), read Battery Level (0x2A19): `battery_read`; then, unless
+        "subscribe" is false, write 0x0001 to its CCCD: `battery_subscribed`,
+        and every notification after it is a `battery_notified` (level: the
+        byte, hex: the whole value)."""
+        if self.connection is None:
+            raise RuntimeError("not connected")
+        connection = self.connection
+        peer = Peer(connection)
+
+        def on_level(value: bytes) -> None:
+            self.rec.event("battery_notified", level=value[0] if len(value) == 1 else None, hex=value.hex())
+
+        async def run():
+            await self.watch_service_changed(peer)
+            services = []
+            for _ in range(3):  # bounded: the service may come with a Service Changed
+                mark = self.rec.mark()
+                services = await peer.discover_service(core.UUID.from_16_bits(BATTERY_SERVICE))
+                if services:
+                    break
+                self.rec.event("battery_absent")
+                await self.rec.wait_for(lambda r: r["event"] == "wearable_service_changed", timeout, since=mark)
+            if not services:
+                raise RuntimeError("no Battery Service after 3 Service Changed indications")
+            service = services[0]
+            found = await peer.discover_characteristics([core.UUID.from_16_bits(BATTERY_LEVEL)], service)
+            if not found:
+                raise RuntimeError("Battery Service without Battery Level")
+            level = found[0]
+            await peer.discover_descriptors(level)
+            cccd = level.get_descriptor(gatt.GATT_CLIENT_CHARACTERISTIC_CONFIGURATION_DESCRIPTOR)
+            value = await peer.read_value(level)
+            self.rec.event("battery_read", level=value[0] if len(value) == 1 else None, hex=value.hex(),
+                           service=[service.handle, service.end_group_handle],
+                           value_handle=level.handle,
+                           properties=int(level.properties), cccd=cccd.handle if cccd else None)
+            if step.get("subscribe", True):
+                await peer.subscribe(level, on_level)
+                self.rec.event("battery_subscribed", cccd=cccd.handle if cccd else None)
+
+        await asyncio.wait_for(run(), timeout)
+
     async def run_step(self, step: dict) -> None:
         do = step["do"]
         timeout = step.get("timeout", 30)
@@ -958,6 +1038,8 @@ class Phone:
             await self.step_scan(step)
         elif do == "browse_wearable":
             await self.browse_wearable(timeout)
+        elif do == "battery":
+            await self.battery(step, timeout)
         elif do == "forget":
             await self.forget(step.get("peer"), timeout)
         elif do == "rotate_rpa":

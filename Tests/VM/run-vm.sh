@@ -27,8 +27,8 @@ FIRMWARE="${WL_FIRMWARE:-$ROOT/.build/release/wristlink}"
 CASES="${1:-}"
 KERNEL="${WL_VM_KERNEL:-bookworm}"
 
-# KDIR: where the kernel's kver and gpio-sim/ are; guest.sh picks the
-# gpio-sim.ko whose kver is the running kernel's.
+# KDIR: where the kernel's kver, gpio-sim/ and test-power/ are; guest.sh
+# picks the gpio-sim.ko and test_power.ko whose kver is the running kernel's.
 case "$KERNEL" in
   bookworm)        KDIR="$CACHE" ;;
   trixie|k618|k7)  KDIR="$CACHE/$KERNEL" ;;
@@ -47,7 +47,7 @@ if grep -q '^# CONFIG_GPIO_CDEV_V1 is not set' "$KCONFIG" 2>/dev/null; then
     exit 2
   fi
 fi
-for f in "$KDIR/kver" "$VENV/bin/vng" "$KDIR/gpio-sim/gpio-sim.ko" "$FIRMWARE"; do
+for f in "$KDIR/kver" "$VENV/bin/vng" "$KDIR/gpio-sim/gpio-sim.ko" "$KDIR/test-power/test_power.ko" "$FIRMWARE"; do
   [ -e "$f" ] || { echo "run-vm: $f missing: run Tests/VM/setup.sh and build the firmware first (make test-vm does both)" >&2; exit 2; }
 done
 KVER="$(cat "$KDIR/kver")"

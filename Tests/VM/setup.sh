@@ -6,9 +6,10 @@
 #    curl (fetch-kernel.sh: files that left an index)
 #  - Python venv with pinned virtme-ng + bumble  -> .build/vm/venv
 #  - out-of-tree gpio-sim.ko for the installed kernel -> .build/vm/gpio-sim/
+#  - out-of-tree test_power.ko (the fake battery) for it -> .build/vm/test-power/
 #  - for each of trixie (6.12), k618 (6.18) and k7 (7.x) that WL_VM_KERNELS
-#    names (default "bookworm trixie k618 k7"): that kernel, its modules and
-#    gpio-sim.ko, fetched without installing them (fetch-kernel.sh NAME;
+#    names (default "bookworm trixie k618 k7"): that kernel, its modules,
+#    gpio-sim.ko and test_power.ko, fetched without installing them (fetch-kernel.sh NAME;
 #    the packages cached in .build/vm/NAME/debs) -> .build/vm/NAME/
 # Every step is skipped when its result is already there; the network steps
 # are bounded (WL_SETUP_NET_TIMEOUT, default 900 s) so `make test` cannot hang.
@@ -84,6 +85,17 @@ if [ ! -f "$GS/gpio-sim.ko" ] || [ "$(cat "$GS/kver" 2>/dev/null)" != "$KVER" ] 
       "/lib/modules/$KVER/build" "$GS" "$KVER"
 else
   phase "gpio-sim: up to date"
+fi
+
+# ---------------------------------------------------------- test_power.ko
+TP="$CACHE/test-power"
+if [ ! -f "$TP/test_power.ko" ] || [ "$(cat "$TP/kver" 2>/dev/null)" != "$KVER" ] \
+   || [ "$HERE/test-power/Kbuild" -nt "$TP/test_power.ko" ] || [ "$HERE/test-power/build.sh" -nt "$TP/test_power.ko" ]; then
+  phase "test-power: building from linux-source-6.1 against /lib/modules/$KVER/build"
+  "$HERE/test-power/build.sh" "$(ls /usr/src/linux-source-6.1.tar.* | head -1)" linux-source-6.1 \
+      "/lib/modules/$KVER/build" "$TP" "$KVER"
+else
+  phase "test-power: up to date"
 fi
 
 # ------------------------------------- trixie's 6.12, backports' 6.18 and 7.x

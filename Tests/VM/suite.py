@@ -71,6 +71,15 @@ L2CAP_CONN_PARAM_UPDATE_REQ, L2CAP_CONN_PARAM_UPDATE_RSP = 0x12, 0x13
 # The wearable's connection parameters (Sources/Mgmt/ConnectionParameters.swift,
 # ConnectionParameters.wearable) in 1.25 ms units: 45 ms, 75 ms.
 WEARABLE_INTERVAL_UNITS = (36, 60)
+# The battery case: test_power.ko's parameters (guest.sh loads it: 80 %,
+# discharging), board/vm's `battery-poll-s 5`, and the wearable's Battery
+# Service handles (fixed: service 0x000A..0x000D, Battery Level value
+# 0x000C, its CCCD 0x000D).
+TEST_POWER_PARAMETERS = "/sys/module/test_power/parameters"
+TEST_BATTERY = "/sys/class/power_supply/test_battery"
+BATTERY_POLL_S = 5.0
+BATTERY_SERVICE_HANDLES = (0x000A, 0x000D)
+BATTERY_LEVEL_HANDLE, BATTERY_CCCD_HANDLE = 0x000C, 0x000D
 
 
 class CaseFailed(Exception):
@@ -1700,6 +1709,102 @@ class Suite:
             f.write(f"$ wristlink test-board (pressing {press})\n{text}exit {rc}\n\n")
         return rc, seen, text
 
+    @staticmethod
+    def set_battery(parameter: str, value) -> None:
+        """Writes one of test_power's module parameters (the kernel calls
+        power_supply_changed(); the firmware sees it at its next poll)."""
+        with open(f"{TEST_POWER_PARAMETERS}/{parameter}", "w") as f:
+            f.write(f"{value}\n")
+
+    @staticmethod
+    def battery_file(leaf: str) -> str:
+        with open(f"{TEST_BATTERY}/{leaf}") as f:
+            return f.read().strip()
+
+    async def case_battery(self) -> None:
+        """Issue 31: the wearable's battery, a real power supply
+        (test_power.ko's test_battery, which `battery auto` picks), served
+        as the Battery Service. Phone 1 reconnects with its bond, enables
+        the wearable's Service Changed indications, finds the Battery
+        Service by UUID, reads Battery Level (80, guest.sh's start) and
+        writes 0x0001 to its CCCD. The suite writes battery_capacity 79,
+        then 14: each is notified (one byte) within two poll periods, the
+        firmware reports each level and, at 14 (below 15 %), the battery-low
+        feedback (vibration battery-low-buzz, led-call status-three) once.
+        Leaves the battery at 14 %, discharging."""
+        s, fw, p1 = self, self.fw, self.p1
+        check(s.battery_file("type") == "Battery", f"{TEST_BATTERY}/type is {s.battery_file('type')!r}")
+        check(s.battery_file("capacity") == "80" and s.battery_file("status") == "Discharging",
+              f"test_battery starts at {s.battery_file('capacity')} %, {s.battery_file('status')}: "
+              "wanted guest.sh's 80 %, Discharging")
+        s.note("the firmware has read the battery (80 %, discharging)")
+        first = await fw.wait(2 * BATTERY_POLL_S + 2, 0, "battery", level=80, status="discharging")
+        check("estimated" not in first, f"level estimated although test_battery has capacity: {first}")
+        fm = fw.mark()
+        if p1.connected:
+            # A fresh link: the phone's GATT client discovers afresh.
+            await s.disconnect(p1)
+            await fw.wait(10, fm, "session", state="ended")
+        fm = fw.mark()
+        pm = await s.connect(p1)
+        check(p1.since(pm, "encrypting_with_bond"), "the phone did not use its bond")
+        await fw.wait(20, fm, "session", state="subscribed")
+        await p1.step(do="wait_subscribed", timeout=10)
+        s.note("the phone finds the Battery Service, reads Battery Level, subscribes")
+        bm = p1.rec.mark()
+        await p1.step(do="battery", timeout=15)
+        read = p1.since(bm, "battery_read")[0]
+        check(read["hex"] == "50", f"Battery Level read {read['hex']}, wanted 50 (80 %)")
+        check(tuple(read["service"]) == BATTERY_SERVICE_HANDLES,
+              f"Battery Service at {read['service']}, wanted {list(BATTERY_SERVICE_HANDLES)}")
+        check(read["value_handle"] == BATTERY_LEVEL_HANDLE and read["cccd"] == BATTERY_CCCD_HANDLE,
+              f"Battery Level value handle {read['value_handle']}, CCCD {read['cccd']}: wanted 0x000C, 0x000D")
+        check(read["properties"] == 0x12, f"Battery Level properties 0x{read['properties']:02x}, wanted 0x12 (read, notify)")
+        check(p1.since(bm, "wearable_service_changed_subscribed"), "the phone found no Service Changed to enable")
+        check(p1.since(bm, "battery_subscribed"), "the phone did not subscribe")
+
+        levels = {}
+        for level in (79, 14):
+            s.note(f"test_battery: battery_capacity {level}")
+            lm, nm = fw.mark(), p1.rec.mark()
+            s.set_battery("battery_capacity", level)
+            check(s.battery_file("capacity") == str(level),
+                  f"{TEST_BATTERY}/capacity reads {s.battery_file('capacity')} after writing {level}")
+            written = time.monotonic()
+            got = await p1.wait(2 * BATTERY_POLL_S + 2, nm, "battery_notified", level=level)
+            levels[level] = round(time.monotonic() - written, 1)
+            check(got["hex"] == f"{level:02x}", f"notification {got['hex']}, wanted one byte {level:02x}")
+            # the reading, not the battery-low event (which has a level too)
+            await fw.wait(5, lm, "battery", level=level, status="discharging")
+        notified = [r["hex"] for r in p1.since(bm, "battery_notified")]
+        check(notified == ["4f", "0e"], f"notifications {notified}, wanted exactly 4f (79) then 0e (14)")
+
+        s.note("below 15 %: the battery-low feedback, once")
+        low = await fw.wait(5, lm, "battery", state="low")
+        check(low.get("level") == 14, f"battery low event {low}")
+        check(not fw.since(0, "battery", state="critical"), "battery critical at 14 %")
+        # The firmware's own gpio events (the suite's view of gpio-sim can
+        # start late): battery-low-buzz is on 500 off 300 on 500.
+        await asyncio.sleep(2.5)
+        buzz = [e for e in fw.since(lm, "gpio", line="vibration", value=1) if e["t_ms"] >= low["t_ms"]]
+        lit = [e for e in fw.since(lm, "gpio", line="led-call", value=1) if e["t_ms"] >= low["t_ms"]]
+        check(len(buzz) == 2, f"vibration on {len(buzz)} times after the low event, wanted 2 (battery-low-buzz)")
+        check(lit, "led-call never lit after the low event (status-three)")
+        await s.wait_line("vibration", 0, 3)
+        check(len(fw.since(lm, "battery", state="low")) == 1, "battery low reported more than once")
+        check(not fw.since(fm, "session", state="ended"), "the session ended")
+        # The battery was there before any link (read at start): the
+        # database never changed under this bonded phone, so nothing is
+        # owed to it. Printed before it is checked.
+        changed = p1.since(bm, "wearable_service_changed")
+        line = (f"INFO battery: read {read['hex']} (service {read['service']}, level 0x{read['value_handle']:04x}, "
+                f"CCCD 0x{read['cccd']:04x}); notified {' '.join(notified)} "
+                f"({', '.join(f'{k} after {v} s' for k, v in levels.items())}); low: vibration on x{len(buzz)}, "
+                f"led-call on x{len(lit)}; Service Changed indications: {' '.join(r['hex'] for r in changed) or 'none'}")
+        s.summary.write(line + "\n")
+        log.info("%s", line)
+        check(not changed, f"Service Changed indicated although the battery never went away: {[r['hex'] for r in changed]}")
+
     # -- the whole run ------------------------------------------------------------
     async def run(self) -> bool:
         t0 = time.monotonic()
@@ -1724,6 +1829,7 @@ class Suite:
             (13, "media-time", self.case_media_time, 45),
             (14, "doctor-test-board", self.case_doctor_test_board, 90),
             (15, "impostor", self.case_impostor, 240),
+            (16, "battery", self.case_battery, 60),
         ]
         only = set(int(x) for x in self.args.cases.split(",")) if self.args.cases else None
         cold_ok = True
