@@ -31,23 +31,23 @@ printf '%-22s %6.2f s\n' "guest boot (uptime)" "$(cut -d' ' -f1 /proc/uptime)" >
 P=$(date +%s.%N)
 modprobe configfs 2>/dev/null
 mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-# The gpio-sim.ko for this kernel: setup.sh's (6.1) or fetch-kernel.sh's
-# (built for 6.12 and 6.18, the kernel's own on 7.x).
-GPIO_SIM_KO=""
-for d in "$CACHE/gpio-sim" "$CACHE"/*/gpio-sim; do
-  [ "$(cat "$d/kver" 2>/dev/null)" = "$(uname -r)" ] && GPIO_SIM_KO="$d/gpio-sim.ko"
-done
-[ -n "$GPIO_SIM_KO" ] || die "no gpio-sim.ko built for $(uname -r)"
-grep -q '^gpio_sim ' /proc/modules || insmod "$GPIO_SIM_KO" || die "insmod $GPIO_SIM_KO"
+# An out-of-tree module built for this kernel: setup.sh's (6.1) or
+# fetch-kernel.sh's (the others) DIR/FILE whose DIR/kver is this kernel's;
+# inserted unless it is loaded already.
+load_built() {  # load_built DIR FILE MODULE
+  local ko=""
+  for d in "$CACHE/$1" "$CACHE"/*/"$1"; do
+    [ "$(cat "$d/kver" 2>/dev/null)" = "$(uname -r)" ] && ko="$d/$2"
+  done
+  [ -n "$ko" ] || die "no $2 built for $(uname -r)"
+  grep -q "^$3 " /proc/modules || insmod "$ko" || die "insmod $ko"
+}
+# gpio-sim.ko (built for 6.1, 6.12 and 6.18, the kernel's own on 7.x).
+load_built gpio-sim gpio-sim.ko gpio_sim
 # test_power.ko (the fake battery: test_ac, test_battery, test_usb), built
 # for every kernel (none of Debian's has CONFIG_TEST_POWER). A known start
 # for the battery case: 80 %, discharging.
-TEST_POWER_KO=""
-for d in "$CACHE/test-power" "$CACHE"/*/test-power; do
-  [ "$(cat "$d/kver" 2>/dev/null)" = "$(uname -r)" ] && TEST_POWER_KO="$d/test_power.ko"
-done
-[ -n "$TEST_POWER_KO" ] || die "no test_power.ko built for $(uname -r)"
-grep -q '^test_power ' /proc/modules || insmod "$TEST_POWER_KO" || die "insmod $TEST_POWER_KO"
+load_built test-power test_power.ko test_power
 TPP=/sys/module/test_power/parameters
 echo 80 > "$TPP/battery_capacity" && echo discharging > "$TPP/battery_status" || die "cannot write $TPP"
 test -d /sys/class/power_supply/test_battery || die "no /sys/class/power_supply/test_battery after insmod"

@@ -76,27 +76,22 @@ else
   phase "venv: up to date"
 fi
 
-# ------------------------------------------------------------ gpio-sim.ko
-GS="$CACHE/gpio-sim"
-if [ ! -f "$GS/gpio-sim.ko" ] || [ "$(cat "$GS/kver" 2>/dev/null)" != "$KVER" ] \
-   || [ "$HERE/gpio-sim/Kbuild" -nt "$GS/gpio-sim.ko" ] || [ "$HERE/gpio-sim/build.sh" -nt "$GS/gpio-sim.ko" ]; then
-  phase "gpio-sim: building from linux-source-6.1 against /lib/modules/$KVER/build"
-  "$HERE/gpio-sim/build.sh" "$(ls /usr/src/linux-source-6.1.tar.* | head -1)" linux-source-6.1 \
-      "/lib/modules/$KVER/build" "$GS" "$KVER"
-else
-  phase "gpio-sim: up to date"
-fi
-
-# ---------------------------------------------------------- test_power.ko
-TP="$CACHE/test-power"
-if [ ! -f "$TP/test_power.ko" ] || [ "$(cat "$TP/kver" 2>/dev/null)" != "$KVER" ] \
-   || [ "$HERE/test-power/Kbuild" -nt "$TP/test_power.ko" ] || [ "$HERE/test-power/build.sh" -nt "$TP/test_power.ko" ]; then
-  phase "test-power: building from linux-source-6.1 against /lib/modules/$KVER/build"
-  "$HERE/test-power/build.sh" "$(ls /usr/src/linux-source-6.1.tar.* | head -1)" linux-source-6.1 \
-      "/lib/modules/$KVER/build" "$TP" "$KVER"
-else
-  phase "test-power: up to date"
-fi
+# ------------------------------------------- gpio-sim.ko and test_power.ko
+# Each built out of tree from linux-source-6.1 (NAME/build.sh) into
+# $CACHE/NAME, again when the kernel or the build files changed.
+build_module() {  # build_module NAME FILE
+  local out="$CACHE/$1"
+  if [ ! -f "$out/$2" ] || [ "$(cat "$out/kver" 2>/dev/null)" != "$KVER" ] \
+     || [ "$HERE/$1/Kbuild" -nt "$out/$2" ] || [ "$HERE/$1/build.sh" -nt "$out/$2" ]; then
+    phase "$1: building from linux-source-6.1 against /lib/modules/$KVER/build"
+    "$HERE/$1/build.sh" "$(ls /usr/src/linux-source-6.1.tar.* | head -1)" linux-source-6.1 \
+        "/lib/modules/$KVER/build" "$out" "$KVER"
+  else
+    phase "$1: up to date"
+  fi
+}
+build_module gpio-sim gpio-sim.ko
+build_module test-power test_power.ko
 
 # ------------------------------------- trixie's 6.12, backports' 6.18 and 7.x
 for k in ${WL_VM_KERNELS:-bookworm trixie k618 k7}; do
