@@ -67,6 +67,7 @@ test-unit: build-tests
 	$(SWIFT) test -c $(CONFIG) --skip-build
 	@scripts/wiring-svg --check .build/$(CONFIG)/wristlink > /dev/null && echo "wiring-svg: docs/wiring-pi-zero-2w.svg agrees with wristlink pinout"
 	@Tests/Overlay/check-overlay.sh
+	@! grep -rInE '^(<<<<<<< |>>>>>>> )' --exclude-dir=.build --exclude-dir=.git . || { echo "test-unit: merge conflict markers left in the files above"; exit 1; }
 
 # The inner loop: the host build and the unit tests only (no VMs, no cross
 # builds, no packages, no image), timed.
