@@ -67,6 +67,7 @@ test-unit: build-tests
 	$(SWIFT) test -c $(CONFIG) --skip-build
 	@scripts/wiring-svg --check .build/$(CONFIG)/wristlink > /dev/null && echo "wiring-svg: docs/wiring-pi-zero-2w.svg agrees with wristlink pinout"
 	@Tests/Overlay/check-overlay.sh
+	@Tests/Overlay/check-dwc2-overlay.sh
 	@Tests/Image/console-test.py > .build/console-test.log 2>&1 || { cat .build/console-test.log; exit 1; }; tail -n 1 .build/console-test.log
 
 # The inner loop: the host build and the unit tests only (no VMs, no cross
