@@ -68,6 +68,8 @@ test-unit: build-tests
 	@scripts/wiring-svg --check .build/$(CONFIG)/wristlink > /dev/null && echo "wiring-svg: docs/wiring-pi-zero-2w.svg agrees with wristlink pinout"
 	@Tests/Overlay/check-overlay.sh
 	@! grep -rInE '^(<<<<<<< |>>>>>>> )' --exclude-dir=.build --exclude-dir=.git . || { echo "test-unit: merge conflict markers left in the files above"; exit 1; }
+	@Tests/Overlay/check-dwc2-overlay.sh
+	@Tests/Image/console-test.py > .build/console-test.log 2>&1 || { cat .build/console-test.log; exit 1; }; tail -n 1 .build/console-test.log
 
 # The inner loop: the host build and the unit tests only (no VMs, no cross
 # builds, no packages, no image), timed.

@@ -14,7 +14,10 @@
 #     waiting for a controller (QEMU has no Bluetooth chip), its outputs
 #     requested on gpiochip0 (pinctrl-bcm2835) and low, the journal naming
 #     policy.conf and its line and the defaults in use, one bonded phone
-#     loaded; then the power is cut (qemu killed with SIGKILL) while it runs.
+#     loaded; config.txt's dwc2 overlay line, the USB controller in
+#     peripheral mode and the USB console's units there (the port itself
+#     needs hardware); then the power is cut (qemu killed with SIGKILL)
+#     while it runs.
 #   boot 2, -M virt (the same root, about twice as fast; no GPIO there, so
 #     the service waits for its lines): a clean boot (the root was never
 #     written, the data partition's journal at most replayed), the bond file
@@ -94,6 +97,12 @@ mcopy -n -i "$fat" ::/bcm2837-rpi-zero-2-w.dtb "$OUT/board.dtb"
 overlays=()
 for o in $(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^dtoverlay=\([^,]*\).*/\1/p'); do
   mcopy -n -i "$fat" "::/overlays/$o.dtbo" "$OUT/$o.dtbo"; overlays+=("$OUT/$o.dtbo")
+  # The Pi's firmware merges an overlay node's phandle (there for a
+  # parameter, __overrides__) into a target that has one; fdtoverlay of
+  # dtc 1.6.1 fails on it (FDT_ERR_NOTFOUND), and applies no parameters.
+  for f in $(fdtget -l "$OUT/$o.dtbo" / | grep '^fragment@'); do
+    fdtput -d "$OUT/$o.dtbo" "/$f/__overlay__" phandle 2>/dev/null || true
+  done
 done
 if [ "${#overlays[@]}" -gt 0 ]; then
   fdtoverlay -i "$OUT/board.dtb" -o "$OUT/zero-2-w.dtb" "${overlays[@]}"
@@ -191,6 +200,17 @@ else
   report 1 | grep -q '^imager: no Raspberry Pi Imager customisation on this card'; check "boot 1: the journal says the card has no Imager customisation" $? "$(report 1 | grep '^imager')"
   field 1 "wifi-sdio-host /soc/mmc@7e300000" | grep -q disabled && [ -z "$(field 1 wifi-interfaces)" ]
   check "boot 1: Wi-Fi off (its SDIO host disabled by the overlay, no wireless interface)" $? "$(report 1 | grep '^wifi')"
+  # The USB status console (docs/sd-image.md): config.txt's line, the
+  # controller in peripheral mode in the tree the kernel got, the gadget's
+  # and the console's units on the image. QEMU's raspi3b has a host-only
+  # model of the controller: what became of the gadget there is recorded,
+  # not checked (the port itself needs a Zero 2 W and a computer).
+  tr -d '\r' < "$OUT/config.txt" | grep -qx 'dtoverlay=dwc2,dr_mode=peripheral'
+  check "boot 1: config.txt has dtoverlay=dwc2,dr_mode=peripheral" $? "$(grep dtoverlay "$OUT/config.txt")"
+  [ "$(field 1 usb-dr-mode)" = peripheral ]; check "boot 1: the USB controller is in peripheral mode in the running device tree" $? "$(field 1 usb-dr-mode)"
+  field 1 usb-gadget-unit | grep -q 'LoadState=loaded' && field 1 usb-console-unit | grep -q 'LoadState=loaded' && field 1 usb-console-unit | grep -q 'UnitFileState=enabled'
+  check "boot 1: the USB gadget's and console's units are on the image, the console enabled for /dev/ttyGS0" $? "$(report 1 | grep '^usb-')"
+  report 1 | grep '^usb-' | sed 's/^/INFO boot 1: /' | tee -a "$OUT/summary.txt"
   active_us="$(field 1 service-active-us)"
   printf 'boot 1 (raspi3b): wristlink.service ready %s s after the kernel started\n' "$(awk -v u="${active_us:-0}" 'BEGIN { printf "%.1f", u / 1e6 }')" | tee -a "$OUT/timings.txt"
 fi
