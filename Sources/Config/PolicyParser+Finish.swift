@@ -8,6 +8,7 @@ import ANCS
 import Bounded
 import CTS
 import Feedback
+import Platform
 
 extension PolicyParser {
     // MARK: Whole-file checks

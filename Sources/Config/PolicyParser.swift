@@ -13,6 +13,7 @@ import ANCS
 import Bounded
 import CTS
 import Feedback
+import Platform
 
 struct PolicyParser {
     let board: BoardConfig

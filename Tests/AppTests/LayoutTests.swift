@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The source tree's shape rules (docs/architecture.md): no Swift file in
 // Sources/ over 500 lines, so a module's parts stay small enough to read in
-// one sitting; the shipped App does not import the simulator.
+// one sitting; the shipped App does not import the simulator; the import
+// edges the layers forbid (a module importing a sibling or one above it)
+// stay out, in the sources and in Package.swift alike.
 
 import Testing
 import TestSupport
@@ -31,5 +33,33 @@ struct LayoutTests {
         #expect(importers.allSatisfy { $0.hasPrefix("Sources/HostTools/") }, "\(importers)")
         let package = readRepositoryFile("Package.swift")
         #expect(package.contains(".target(name: \"HostTools\", dependencies: [\"App\", \"PhoneSim\""))
+    }
+
+    @Test("PlatformLinux does not import Config: the board's lines and battery reach it as Platform's values")
+    func platformLinuxTakesNoConfig() {
+        let modules = Self.imports(of: "PlatformLinux")
+        #expect(modules.contains("Platform"), "\(modules)")
+        #expect(!modules.contains("Config"), "\(modules)")
+        let dependencies = Self.dependencies(of: "PlatformLinux")
+        #expect(dependencies.contains("Platform"), "\(dependencies)")
+        #expect(!dependencies.contains("Config"), "\(dependencies)")
+    }
+
+    /// The modules `import`ed by any Swift file of Sources/`module`.
+    private static func imports(of module: String) -> Set<String> {
+        let grep = capture("cd '\(repositoryRoot)' && grep -rh '^import ' Sources/\(module)")
+        return Set(grep.output.split(separator: "\n").map { String($0.dropFirst("import ".count)) })
+    }
+
+    /// The `dependencies` of `.target(name: "module", ...)` in Package.swift
+    /// (each target is declared on one line).
+    private static func dependencies(of module: String) -> [String] {
+        let package = readRepositoryFile("Package.swift")
+        let declaration = ".target(name: \"\(module)\", dependencies: ["
+        for line in package.split(separator: "\n") {
+            guard let start = line.firstRange(of: declaration)?.upperBound, let end = line[start...].firstIndex(of: "]") else { continue }
+            return line[start..<end].split(separator: ",").map { String($0.filter { $0 != "\"" && $0 != " " }) }
+        }
+        return []
     }
 }
