@@ -11,7 +11,6 @@
 import AMS
 import ANCS
 import Bounded
-import CTS
 import Feedback
 
 /// One output playing one pattern: indices into `BoardConfig.outputs` and

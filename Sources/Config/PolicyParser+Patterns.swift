@@ -5,7 +5,6 @@
 import AMS
 import ANCS
 import Bounded
-import CTS
 import Feedback
 
 extension PolicyParser {

@@ -45,6 +45,16 @@ struct LayoutTests {
         #expect(!dependencies.contains("Config"), "\(dependencies)")
     }
 
+    @Test("Config imports no CTS: quiet hours are a DailyWindow of Bounded, compared with the minute CTS's clock gives")
+    func configTakesNoCTS() {
+        let modules = Self.imports(of: "Config")
+        #expect(modules.contains("Bounded"), "\(modules)")
+        #expect(!modules.contains("CTS"), "\(modules)")
+        let dependencies = Self.dependencies(of: "Config")
+        #expect(dependencies.contains("Bounded"), "\(dependencies)")
+        #expect(!dependencies.contains("CTS"), "\(dependencies)")
+    }
+
     /// The modules `import`ed by any Swift file of Sources/`module`.
     private static func imports(of module: String) -> Set<String> {
         let grep = capture("cd '\(repositoryRoot)' && grep -rh '^import ' Sources/\(module)")
