@@ -72,7 +72,7 @@ var targets: [Target] = [
     .target(name: "PlatformLinux", dependencies: ["Platform", "ATT", "Bounded", "CLinux", "CBuildInfo", "CBlueZ", "CGPIOD"], swiftSettings: core + gpiod),
     .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Mgmt", dependencies: ["Bounded"], swiftSettings: core),
-    .target(name: "Config", dependencies: ["Bounded", "Feedback", "Platform", "ANCS", "AMS"], swiftSettings: core),
+    .target(name: "Config", dependencies: ["Bounded", "Feedback", "Platform", "ANCS"], swiftSettings: core),
 
     .target(
         name: "App",
@@ -118,7 +118,7 @@ var targets: [Target] = [
         swiftSettings: core),
     .testTarget(name: "FeedbackTests", dependencies: ["TestSupport", "Feedback", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "MgmtTests", dependencies: ["TestSupport", "Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),
-    .testTarget(name: "ConfigTests", dependencies: ["TestSupport", "Config", "Feedback", "Platform", "ANCS", "AMS", "Bounded"], swiftSettings: core),
+    .testTarget(name: "ConfigTests", dependencies: ["TestSupport", "Config", "Feedback", "Platform", "ANCS", "Bounded"], swiftSettings: core),
     .testTarget(name: "PlatformLinuxTests", dependencies: ["TestSupport", "PlatformLinux", "Platform", "Config", "Bounded"], swiftSettings: core),
     .testTarget(name: "AppTests", dependencies: ["TestSupport", "App", "PlatformLinux", "Platform", "Mgmt", "Config", "Bounded"], swiftSettings: core),
     .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "wristlink", "wristlink-pi", "PlatformLinux", "Bounded"], swiftSettings: core),

@@ -3,7 +3,6 @@
 // ends where nothing would stop it), run once every line is read: each
 // mistake collected, each pointing at the line to change.
 
-import AMS
 import ANCS
 import Bounded
 import Feedback

@@ -2,7 +2,6 @@
 // The policy parser's pattern lines (`pattern NAME steps…`), read before
 // every other line so any line may use a pattern defined further down.
 
-import AMS
 import ANCS
 import Bounded
 import Feedback

@@ -8,7 +8,6 @@
 // (Words.dailyWindow); Strings are made for what the policy keeps (pattern
 // names, a rule's app and title) and for messages.
 
-import AMS
 import ANCS
 import Bounded
 import Feedback

@@ -37,22 +37,25 @@ struct LayoutTests {
 
     @Test("PlatformLinux does not import Config: the board's lines and battery reach it as Platform's values")
     func platformLinuxTakesNoConfig() {
-        let modules = Self.imports(of: "PlatformLinux")
-        #expect(modules.contains("Platform"), "\(modules)")
-        #expect(!modules.contains("Config"), "\(modules)")
-        let dependencies = Self.dependencies(of: "PlatformLinux")
-        #expect(dependencies.contains("Platform"), "\(dependencies)")
-        #expect(!dependencies.contains("Config"), "\(dependencies)")
+        Self.expectEdges(from: "PlatformLinux", including: "Platform", excluding: ["Config"])
     }
 
-    @Test("Config imports no CTS: quiet hours are a DailyWindow of Bounded, compared with the minute CTS's clock gives")
-    func configTakesNoCTS() {
-        let modules = Self.imports(of: "Config")
-        #expect(modules.contains("Bounded"), "\(modules)")
-        #expect(!modules.contains("CTS"), "\(modules)")
-        let dependencies = Self.dependencies(of: "Config")
-        #expect(dependencies.contains("Bounded"), "\(dependencies)")
-        #expect(!dependencies.contains("CTS"), "\(dependencies)")
+    @Test("Config imports neither CTS nor AMS: quiet hours are a DailyWindow of Bounded, media buttons a MediaAction of its own")
+    func configTakesNoCTSOrAMS() {
+        Self.expectEdges(from: "Config", including: "Bounded", excluding: ["CTS", "AMS"])
+    }
+
+    /// `module`'s sources and its Package.swift target import `present`
+    /// (so the look-up found them) and none of `absent`.
+    private static func expectEdges(from module: String, including present: String, excluding absent: [String]) {
+        let modules = imports(of: module)
+        let dependencies = dependencies(of: module)
+        #expect(modules.contains(present), "\(module) imports \(modules)")
+        #expect(dependencies.contains(present), "\(module) depends on \(dependencies)")
+        for edge in absent {
+            #expect(!modules.contains(edge), "\(module) imports \(modules)")
+            #expect(!dependencies.contains(edge), "\(module) depends on \(dependencies)")
+        }
     }
 
     /// The modules `import`ed by any Swift file of Sources/`module`.

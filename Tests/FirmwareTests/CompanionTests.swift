@@ -261,3 +261,12 @@ struct CompanionTests {
         #expect(rig.core.phone.phoneClock.local(at: rig.now) == expected)
     }
 }
+
+@Suite("Media buttons: the AMS remote command each sends")
+struct MediaCommandTests {
+    @Test("media-toggle sends TogglePlayPause (2), media-next NextTrack (3), media-previous PreviousTrack (4), volume-up VolumeUp (5), volume-down VolumeDown (6)")
+    func remoteCommandIDs() {
+        let sent = [MediaAction.togglePlayPause, .nextTrack, .previousTrack, .volumeUp, .volumeDown].map { RemoteCommandID($0).rawValue }
+        #expect(sent == [2, 3, 4, 5, 6])
+    }
+}
