@@ -96,11 +96,11 @@ var targets: [Target] = [
     // figures executable. Neither is linked into `wristlink`.
     .target(
         name: "BenchSupport",
-        dependencies: ["Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Bounded", "CBlueZ", "AllocCounter"],
+        dependencies: ["Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Bounded", "CBlueZ", "AllocCounter", "TestSupport"],
         path: "Tests/Bench/Harness", swiftSettings: core),
     .executableTarget(
         name: "wristlink-bench",
-        dependencies: ["BenchSupport", "Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Feedback", "Bounded", "AllocCounter"],
+        dependencies: ["BenchSupport", "Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Feedback", "Bounded", "AllocCounter", "TestSupport"],
         path: "Tests/Bench/Runner", swiftSettings: core),
     .target(name: "TestSupport", dependencies: ["AllocCounter", "Bounded"], path: "Tests/Support/TestSupport", swiftSettings: core),
     .testTarget(name: "BoundedTests", dependencies: ["TestSupport", "Bounded"], swiftSettings: core),
