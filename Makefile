@@ -16,7 +16,7 @@ export WRISTLINK_GPIOD = $(or $(shell pkg-config --modversion libgpiod 2>/dev/nu
 # Tests run on the optimised build: it is what ships, preconditions stay on,
 # and allocation counts only mean something there.
 CONFIG ?= release
-CORE_MODULES := Bounded ANCS AMS CTS ATT GATT Feedback Mgmt Config Platform Firmware PhoneSim
+CORE_MODULES := Bounded ANCS AMS CTS ATT GATT Feedback Mgmt Platform Config Firmware PhoneSim
 FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-event bond-file controller-setup config console scenario
 
 # device-tree-compiler: test-unit compiles the fuel gauge's overlay (dtc, fdtget).

@@ -69,10 +69,10 @@ var targets: [Target] = [
     .target(name: "CBuildInfo", cSettings: buildInfo),
     .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
     .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
-    .target(name: "PlatformLinux", dependencies: ["Platform", "ATT", "Bounded", "CLinux", "CBuildInfo", "CBlueZ", "CGPIOD", "Config"], swiftSettings: core + gpiod),
+    .target(name: "PlatformLinux", dependencies: ["Platform", "ATT", "Bounded", "CLinux", "CBuildInfo", "CBlueZ", "CGPIOD"], swiftSettings: core + gpiod),
     .target(name: "Feedback", dependencies: ["Bounded"], swiftSettings: core),
     .target(name: "Mgmt", dependencies: ["Bounded"], swiftSettings: core),
-    .target(name: "Config", dependencies: ["Bounded", "Feedback", "ANCS", "AMS", "CTS"], swiftSettings: core),
+    .target(name: "Config", dependencies: ["Bounded", "Feedback", "Platform", "ANCS"], swiftSettings: core),
 
     .target(
         name: "App",
@@ -96,11 +96,11 @@ var targets: [Target] = [
     // figures executable. Neither is linked into `wristlink`.
     .target(
         name: "BenchSupport",
-        dependencies: ["Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Bounded", "CBlueZ", "AllocCounter"],
+        dependencies: ["Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Bounded", "CBlueZ", "AllocCounter", "TestSupport"],
         path: "Tests/Bench/Harness", swiftSettings: core),
     .executableTarget(
         name: "wristlink-bench",
-        dependencies: ["BenchSupport", "Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Feedback", "Bounded", "AllocCounter"],
+        dependencies: ["BenchSupport", "Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Feedback", "Bounded", "AllocCounter", "TestSupport"],
         path: "Tests/Bench/Runner", swiftSettings: core),
     .target(name: "TestSupport", dependencies: ["AllocCounter", "Bounded"], path: "Tests/Support/TestSupport", swiftSettings: core),
     .testTarget(name: "BoundedTests", dependencies: ["TestSupport", "Bounded"], swiftSettings: core),
@@ -118,7 +118,7 @@ var targets: [Target] = [
         swiftSettings: core),
     .testTarget(name: "FeedbackTests", dependencies: ["TestSupport", "Feedback", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "MgmtTests", dependencies: ["TestSupport", "Mgmt", "Bounded", "AllocCounter"], swiftSettings: core),
-    .testTarget(name: "ConfigTests", dependencies: ["TestSupport", "Config", "Feedback", "ANCS", "AMS", "CTS"], swiftSettings: core),
+    .testTarget(name: "ConfigTests", dependencies: ["TestSupport", "Config", "Feedback", "Platform", "ANCS", "Bounded"], swiftSettings: core),
     .testTarget(name: "PlatformLinuxTests", dependencies: ["TestSupport", "PlatformLinux", "Platform", "Config", "Bounded"], swiftSettings: core),
     .testTarget(name: "AppTests", dependencies: ["TestSupport", "App", "PlatformLinux", "Platform", "Mgmt", "Config", "Bounded"], swiftSettings: core),
     .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "wristlink", "wristlink-pi", "PlatformLinux", "Bounded"], swiftSettings: core),

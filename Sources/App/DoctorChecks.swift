@@ -18,6 +18,7 @@ import Bounded
 import Config
 import Firmware
 import Mgmt
+import Platform
 import PlatformLinux
 
 public enum Doctor {

@@ -94,10 +94,10 @@ public enum DoctorCommand {
                 // A level needs a short request: never while the service runs.
                 let readLevels = f.service?.isActive != true
                 for spec in board.outputs {
-                    f.lines.append(LineFacts(spec: spec, isButton: false, probe: GPIODProbe.probe(spec, board: board, readLevel: false)))
+                    f.lines.append(LineFacts(spec: spec, isButton: false, probe: GPIODProbe.probe(spec, board: board.lines, readLevel: false)))
                 }
                 for spec in board.buttons {
-                    f.lines.append(LineFacts(spec: spec, isButton: true, probe: GPIODProbe.probe(spec, board: board, readLevel: readLevels)))
+                    f.lines.append(LineFacts(spec: spec, isButton: true, probe: GPIODProbe.probe(spec, board: board.lines, readLevel: readLevels)))
                 }
             }
         }

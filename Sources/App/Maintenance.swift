@@ -64,7 +64,7 @@ public enum LinesOffCommand {
         }
         guard !board.simulated else { return ExitCode.ok }
         do {
-            let lines = try GPIODLines(board: board)
+            let lines = try GPIODLines(board: board.lines)
             _ = consume lines  // released with every output off
         } catch {
             Log.error("\(error)")

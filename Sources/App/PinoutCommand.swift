@@ -15,6 +15,7 @@
 
 import Bounded
 import Config
+import Platform
 import PlatformLinux
 
 public enum PinoutCommand {

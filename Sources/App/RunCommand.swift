@@ -223,7 +223,7 @@ public enum RunCommand {
         }
         var config = config
         let lines: GPIODLines
-        do throws(GPIOError) { lines = try GPIODLines(board: board) } catch {
+        do throws(GPIOError) { lines = try GPIODLines(board: board.lines) } catch {
             // The wearer's board names lines this machine does not have (or
             // another process holds them): the defaults, if there are any.
             // Not for a permission, a system failure or a machine without
@@ -238,7 +238,7 @@ public enum RunCommand {
             config.board = loaded.board
             config.policy = loaded.policy
             config.settingsError = true
-            do { lines = try GPIODLines(board: loaded.board) } catch {
+            do { lines = try GPIODLines(board: loaded.board.lines) } catch {
                 Log.error("\(error)")
                 return ExitCode.setup
             }

@@ -93,7 +93,7 @@ public enum TestBoardCommand {
         if o.simulatedGPIO {
             lines = .simulated(SimLines(outputs: board.outputs.map { $0.name }, buttons: board.buttons.map { $0.name }, consoleFD: 0))
         } else {
-            do throws(GPIOError) { lines = .gpiod(try GPIODLines(board: board)) } catch {
+            do throws(GPIOError) { lines = .gpiod(try GPIODLines(board: board.lines)) } catch {
                 if error.reason == .busy {
                     Log.error("\(error) (is wristlink running? systemctl stop wristlink)")
                     return ExitCode.failure

@@ -10,7 +10,9 @@
 // lost silently.
 //
 // Time is monotonic milliseconds (`Instant`); there is no wall clock in the
-// core. Durations are plain integers whose names end in `Ms`.
+// core. Durations are plain integers whose names end in `Ms`. A span of the
+// day (`DailyWindow`, quiet hours) is minutes of the phone's local time,
+// asked about the minute CTS's clock gives; Bounded reads no clock.
 
 /// What a bounded queue does when a new element arrives and it is full.
 public enum FullPolicy: Sendable {

@@ -245,24 +245,6 @@ public struct PhoneClock: Equatable, Sendable {
     public mutating func reset() { self = PhoneClock() }
 }
 
-/// A daily window of local time, [start, end) in minutes since midnight;
-/// it wraps past midnight when end < start (22:00-07:00).
-public struct DailyWindow: Equatable, Sendable {
-    public var startMinute: Int
-    public var endMinute: Int
-
-    /// nil when a bound is outside 0...1439 or the window is empty.
-    public init?(startMinute: Int, endMinute: Int) {
-        guard (0..<1_440).contains(startMinute), (0..<1_440).contains(endMinute), startMinute != endMinute else { return nil }
-        self.startMinute = startMinute
-        self.endMinute = endMinute
-    }
-
-    public func contains(minuteOfDay m: Int) -> Bool {
-        startMinute < endMinute ? (startMinute <= m && m < endMinute) : (m >= startMinute || m < endMinute)
-    }
-}
-
 extension CivilDateTime {
     /// Appends `YYYY-MM-DDTHH:MM:SS` (ISO 8601, no zone); false when `out`
     /// is too full (nothing is appended then).

@@ -2,79 +2,20 @@
 // The board file: which GPIO line each output (LED, motor) and button is on,
 // how it is wired (active-low, pull resistor), and the button timing. The
 // firmware refers to outputs and buttons by their index in `outputs` and
-// `buttons`, in file order. Syntax: docs/config.md.
+// `buttons`, in file order. Syntax: docs/config.md. The lines themselves
+// are Platform's values (`BoardLines`, `LineSpec`, `BatteryChoice`), so
+// PlatformLinux takes them without importing Config.
 
 import Bounded
 import Feedback
-
-/// The pull resistor asked of the GPIO driver for an input line.
-public enum Bias: Equatable, Sendable {
-    /// Leave whatever the device tree or boot firmware set.
-    case asIs
-    case disable
-    case pullUp
-    case pullDown
-}
-
-/// Where a line is: by its name (device tree `gpio-line-names`, e.g.
-/// "GPIO17"), or by its offset on a chip.
-public enum LineRef: Equatable, Sendable {
-    case named(String)
-    case offset(Int)
-}
-
-/// What an output drives. The policy's consumer keeps a Silent notification
-/// off every `.motor` output.
-public enum OutputKind: Equatable, Sendable {
-    case led
-    case motor
-}
-
-/// Which power supply is the wearable's battery (`battery` in the board
-/// file).
-public enum BatteryChoice: Equatable, Sendable {
-    /// The first supply of type Battery, by name; none if there is none.
-    case auto
-    /// No battery: none is read or served.
-    case none
-    /// The supply of that name (/sys/class/power_supply/NAME).
-    case named(String)
-}
-
-public struct LineSpec: Equatable, Sendable {
-    /// Our name for it (`led-notify`, `accept`): what the policy refers to.
-    public var name: String
-    public var line: LineRef
-    /// The chip (name `gpiochip0`, label, number or path) when it differs
-    /// from the board's; nil: the board's.
-    public var chip: String?
-    /// The line is active (LED lit, button pressed) at the low level.
-    public var activeLow: Bool
-    /// Buttons only; outputs are `.asIs`.
-    public var bias: Bias
-    /// Outputs only; buttons are `.led`.
-    public var kind: OutputKind
-
-    public init(
-        name: String, line: LineRef, chip: String? = nil, activeLow: Bool = false, bias: Bias = .asIs,
-        kind: OutputKind = .led
-    ) {
-        self.name = name
-        self.line = line
-        self.chip = chip
-        self.activeLow = activeLow
-        self.bias = bias
-        self.kind = kind
-    }
-}
+import Platform
 
 public struct BoardConfig: Equatable, Sendable {
     /// Each output is one pattern player channel; the firmware keeps one
     /// line request per output.
     public static let maxOutputs = 8
-    /// Each button's edge events come through their own descriptor in the
-    /// poll table (8 slots, shared with the link, signals and console).
-    public static let maxButtons = 4
+    /// One poll-table descriptor each (`BoardLines.maxButtons`).
+    public static let maxButtons = BoardLines.maxButtons
     public static let debounceRangeMs: ClosedRange<Int64> = 0...200
     public static let longPressRangeMs: ClosedRange<Int64> = 300...10_000
     public static let doublePressGapRangeMs: ClosedRange<Int64> = 0...2_000
@@ -100,13 +41,9 @@ public struct BoardConfig: Equatable, Sendable {
     public var battery = BatteryChoice.auto
     /// Seconds between reads of the battery (`battery-poll-s`).
     public var batteryPollS = BoardConfig.defaultBatteryPollS
-    /// Lines are simulated (`chip sim`): nothing is requested from the kernel.
-    public var simulated: Bool
-    /// The default chip for lines without their own `chip=`; nil: a named line
-    /// is looked for on every chip.
-    public var chip: String?
-    public var outputs: [LineSpec]
-    public var buttons: [LineSpec]
+    /// The outputs and buttons, their chip, or that they are simulated:
+    /// what the platform is given to request them.
+    public var lines: BoardLines
     public var debounceMs: Int64 = 20
     public var longPressMs: Int64 = 800
     public var doublePressGapMs: Int64 = 300
@@ -116,13 +53,29 @@ public struct BoardConfig: Equatable, Sendable {
         debounceMs: Int64 = 20, longPressMs: Int64 = 800, doublePressGapMs: Int64 = 300
     ) {
         self.name = name
-        self.simulated = simulated
-        self.chip = chip
-        self.outputs = outputs
-        self.buttons = buttons
+        self.lines = BoardLines(simulated: simulated, chip: chip, outputs: outputs, buttons: buttons)
         self.debounceMs = debounceMs
         self.longPressMs = longPressMs
         self.doublePressGapMs = doublePressGapMs
+    }
+
+    /// Lines are simulated (`chip sim`): nothing is requested from the kernel.
+    public var simulated: Bool {
+        get { lines.simulated }
+        set { lines.simulated = newValue }
+    }
+    /// The default chip for lines without their own `chip=`.
+    public var chip: String? {
+        get { lines.chip }
+        set { lines.chip = newValue }
+    }
+    public var outputs: [LineSpec] {
+        get { lines.outputs }
+        set { lines.outputs = newValue }
+    }
+    public var buttons: [LineSpec] {
+        get { lines.buttons }
+        set { lines.buttons = newValue }
     }
 
     /// By the name's bytes (`parse` keeps names to ASCII letters, digits,
@@ -131,7 +84,7 @@ public struct BoardConfig: Equatable, Sendable {
     public func buttonIndex(named name: String) -> Int? { buttons.firstIndex { $0.name.utf8Equals(name) } }
 
     /// The chip `spec` is on: its own, else the board's (nil: any chip).
-    public func chip(of spec: LineSpec) -> String? { spec.chip ?? chip }
+    public func chip(of spec: LineSpec) -> String? { lines.chip(of: spec) }
 
     /// The button timing for `ButtonGestures` (no chord: the policy does
     /// not configure one yet).
@@ -162,16 +115,6 @@ public struct BoardConfig: Equatable, Sendable {
         let board = parser.finish(errors: &errors)
         guard errors.isEmpty else { throw errors }
         return board
-    }
-}
-
-extension LineRef {
-    /// "GPIO17" or "offset 17", for messages.
-    public var description: String {
-        switch self {
-        case .named(let name): name
-        case .offset(let offset): "offset \(offset)"
-        }
     }
 }
 

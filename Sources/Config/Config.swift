@@ -24,7 +24,7 @@
 //   Config.swift        this overview and `ConfigError`
 //   Lexer.swift         lines to words: comments, quotes, key=value
 //   Words.swift         shared value parsers (numbers, yes/no, names)
-//   Board.swift         `BoardConfig`, `LineSpec` and the board file parser
+//   Board.swift         `BoardConfig` (its lines are Platform's `BoardLines`) and the board file parser
 //   Policy.swift        `PolicyConfig` and its parts
 //   PolicyParser.swift  the policy file parser
 

@@ -2,16 +2,14 @@
 // The policy: named patterns, what each notification category plays on which
 // output, rules that override it for an app, a title or a category, the
 // unread indicator, what the buttons do (ANCS actions, silencing a ring,
-// AMS media commands), quiet hours (daily windows of the phone's local time
+// asking the phone's media player), quiet hours (daily windows of the phone's local time
 // in which only some notifications alert), how long the phone may be gone
 // before the wearer is told it was left behind, and the feedback for the
 // wearer's own actions. Everything refers to board outputs and policy
 // patterns by index. Syntax: docs/config.md; parser: PolicyParser.swift.
 
-import AMS
 import ANCS
 import Bounded
-import CTS
 import Feedback
 
 /// One output playing one pattern: indices into `BoardConfig.outputs` and
@@ -121,10 +119,21 @@ public enum ButtonAction: Equatable, Sendable {
     /// Stop the ringing call's lasting alert on the wrist; nothing is sent
     /// to the phone and the call stays the target of accept.
     case silence
-    /// An Apple Media Service remote command (media-toggle, media-next,
+    /// Ask the phone's media player (media-toggle, media-next,
     /// media-previous, volume-up, volume-down in the file).
-    case media(RemoteCommandID)
+    case media(MediaAction)
     case none
+}
+
+/// What a media button asks of the phone's player, in the policy's words;
+/// the firmware sends each as the Apple Media Service remote command of the
+/// same name (`RemoteCommandID`), so the policy needs no AMS.
+public enum MediaAction: Equatable, Sendable {
+    case togglePlayPause
+    case nextTrack
+    case previousTrack
+    case volumeUp
+    case volumeDown
 }
 
 /// A daily window in which only some notifications alert. It applies only

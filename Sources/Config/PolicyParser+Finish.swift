@@ -3,11 +3,10 @@
 // ends where nothing would stop it), run once every line is read: each
 // mistake collected, each pointing at the line to change.
 
-import AMS
 import ANCS
 import Bounded
-import CTS
 import Feedback
+import Platform
 
 extension PolicyParser {
     // MARK: Whole-file checks

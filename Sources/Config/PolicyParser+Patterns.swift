@@ -2,10 +2,8 @@
 // The policy parser's pattern lines (`pattern NAME steps…`), read before
 // every other line so any line may use a pattern defined further down.
 
-import AMS
 import ANCS
 import Bounded
-import CTS
 import Feedback
 
 extension PolicyParser {

@@ -8,11 +8,10 @@
 // (Words.dailyWindow); Strings are made for what the policy keeps (pattern
 // names, a rule's app and title) and for messages.
 
-import AMS
 import ANCS
 import Bounded
-import CTS
 import Feedback
+import Platform
 
 struct PolicyParser {
     let board: BoardConfig

@@ -4,7 +4,7 @@
 // the line. They read a word's bytes (`Text`); only the messages make
 // Strings.
 
-import CTS
+import Bounded
 
 enum Words {
     /// The longest name the kernel keeps for a line, chip or consumer (32

@@ -57,6 +57,7 @@ import Bounded
 import CTS
 import Config
 import Feedback
+import Platform
 
 struct AlertPolicy: LinkEventHandler, ~Copyable {
     enum Priority {

@@ -139,7 +139,7 @@ struct ButtonRouter: ~Copyable {
         case .positive: return .action(.positive)
         case .negative: return .action(.negative)
         case .silence: return .silence
-        case .media(let command): return .media(command)
+        case .media(let action): return .media(RemoteCommandID(action))
         case .none: return .nothing
         }
     }
@@ -149,5 +149,18 @@ struct ButtonRouter: ~Copyable {
     private func grants(button: Int, long: Bool) -> Bool {
         if buttonCount == 1 { return !long }
         return button != rejectButton && !long
+    }
+}
+
+extension RemoteCommandID {
+    /// The remote command a media button's action sends (docs/config.md).
+    public init(_ action: MediaAction) {
+        switch action {
+        case .togglePlayPause: self = .togglePlayPause
+        case .nextTrack: self = .nextTrack
+        case .previousTrack: self = .previousTrack
+        case .volumeUp: self = .volumeUp
+        case .volumeDown: self = .volumeDown
+        }
     }
 }

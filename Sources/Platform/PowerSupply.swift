@@ -13,6 +13,17 @@
 // spans (the runtime reads into fixed buffers); the array forms are for
 // `doctor` and tests.
 
+/// Which power supply is the wearable's battery (the board file's
+/// `battery`).
+public enum BatteryChoice: Equatable, Sendable {
+    /// The first supply of type Battery, by name; none if there is none.
+    case auto
+    /// No battery: none is read or served.
+    case none
+    /// The supply of that name (/sys/class/power_supply/NAME).
+    case named(String)
+}
+
 /// What the supply's `status` says.
 public enum BatteryStatus: Equatable, Sendable {
     case charging, discharging, notCharging, full, unknown

@@ -20,7 +20,6 @@
 
 import Bounded
 import CLinux
-import Config
 import Platform
 
 public struct BatteryFiles: ~Copyable {

@@ -30,13 +30,12 @@
 #if !GPIOD2
 import Bounded
 import CGPIOD
-import Config
 import CLinux
 import Platform
 
 public struct GPIODLines: ~Copyable, LineBackend {
     /// One event descriptor per button.
-    public static var maxDescriptors: Int { BoardConfig.maxButtons }
+    public static var maxDescriptors: Int { BoardLines.maxButtons }
     /// The kernel keeps 16 events per line request; one read takes them all.
     public static let eventsPerRead = 16
     /// Events older than this when read are taken as happening now.
@@ -59,7 +58,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
     public var lostEdges: UInt64 { 0 }
 
     /// Requests every output and button of `board` (not a simulated one).
-    public init(board: BoardConfig) throws(GPIOError) {
+    public init(board: BoardLines) throws(GPIOError) {
         precondition(!board.simulated, "a simulated board has no GPIO lines: use SimLines")
         var held: [OpaquePointer] = []
         var fds: [Int32] = []
@@ -180,7 +179,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
 
     // MARK: Start-up
 
-    private static func find(_ spec: LineSpec, role: String, board: BoardConfig) throws(GPIOError) -> OpaquePointer {
+    private static func find(_ spec: LineSpec, role: String, board: BoardLines) throws(GPIOError) -> OpaquePointer {
         let chipName = board.chip(of: spec)
         guard let chipName else {
             guard case .named(let name) = spec.line else {

@@ -42,12 +42,11 @@
 import Bounded
 import CGPIOD
 import CLinux
-import Config
 import Platform
 
 public struct GPIODLines: ~Copyable, LineBackend {
     /// One event descriptor per button.
-    public static var maxDescriptors: Int { BoardConfig.maxButtons }
+    public static var maxDescriptors: Int { BoardLines.maxButtons }
     /// One read takes up to this many edges (the kernel keeps 16 per line).
     public static let eventsPerRead = 16
     /// Events older than this when read are taken as happening now.
@@ -94,7 +93,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
     }
 
     /// Requests every output and button of `board` (not a simulated one).
-    public init(board: BoardConfig) throws(GPIOError) {
+    public init(board: BoardLines) throws(GPIOError) {
         precondition(!board.simulated, "a simulated board has no GPIO lines: use SimLines")
         let specs = board.outputs + board.buttons
         var opened = OpenedChips()
@@ -252,7 +251,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
 
     // MARK: Start-up
 
-    private static func role(_ index: Int, _ board: BoardConfig) -> String {
+    private static func role(_ index: Int, _ board: BoardLines) -> String {
         index < board.outputs.count ? "output" : "button"
     }
 
@@ -279,7 +278,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
             return chips.count - 1
         }
 
-        mutating func locate(_ spec: LineSpec, role: String, board: BoardConfig) throws(GPIOError) -> Place {
+        mutating func locate(_ spec: LineSpec, role: String, board: BoardLines) throws(GPIOError) -> Place {
             guard let chipName = board.chip(of: spec) else {
                 guard case .named(let name) = spec.line else {
                     preconditionFailure("BoardConfig.parse requires a chip for an offset")
@@ -359,7 +358,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
     /// One request for `members` (indices into `specs`, board order) on
     /// `chip`; on EINVAL with biases asked for, once more without them.
     private static func request(
-        chip: OpaquePointer, info: ChipInfo, members: [Int], places: [Place], specs: [LineSpec], board: BoardConfig
+        chip: OpaquePointer, info: ChipInfo, members: [Int], places: [Place], specs: [LineSpec], board: BoardLines
     ) throws(GPIOError) -> OpaquePointer {
         // Two board lines at one offset (one by name, one by number): the
         // second is busy, as the 1.6 backend's second request of it was.
@@ -402,7 +401,7 @@ public struct GPIODLines: ~Copyable, LineBackend {
     }
 
     private static func request(
-        _ chip: OpaquePointer, members: [Int], places: [Place], specs: [LineSpec], board: BoardConfig, withBias: Bool
+        _ chip: OpaquePointer, members: [Int], places: [Place], specs: [LineSpec], board: BoardLines, withBias: Bool
     ) throws(SystemError) -> OpaquePointer {
         let settings = try Sys.pointer("gpiod_line_settings_new") { gpiod_line_settings_new() }
         defer { gpiod_line_settings_free(settings) }

@@ -18,7 +18,7 @@
 import Bounded
 import CGPIOD
 import CLinux
-import Config
+import Platform
 
 /// What the kernel says about one board line.
 public struct LineProbe: Equatable, Sendable {
@@ -63,7 +63,7 @@ extension GPIODProbe {
 
     /// The kernel's information on `spec`'s line; with `readLevel`, its
     /// level too if the line is free.
-    public static func probe(_ spec: LineSpec, board: BoardConfig, readLevel: Bool) -> LineProbe {
+    public static func probe(_ spec: LineSpec, board: BoardLines, readLevel: Bool) -> LineProbe {
         var chip: OpaquePointer? = nil
         var offset: UInt32 = 0
         if let chipName = board.chip(of: spec) {
@@ -155,7 +155,7 @@ extension GPIODProbe {
 
     /// The kernel's information on `spec`'s line; with `readLevel`, its
     /// level too if the line is free.
-    public static func probe(_ spec: LineSpec, board: BoardConfig, readLevel: Bool) -> LineProbe {
+    public static func probe(_ spec: LineSpec, board: BoardLines, readLevel: Bool) -> LineProbe {
         let line: OpaquePointer
         if let chipName = board.chip(of: spec) {
             let chip: OpaquePointer

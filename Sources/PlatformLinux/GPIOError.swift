@@ -9,7 +9,7 @@
 
 import Bounded
 import CLinux
-import Config
+import Platform
 
 /// Why a board line could not be requested.
 public struct GPIOError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -4,7 +4,6 @@
 
 import Bounded
 import CLinux
-import Config
 import Platform
 
 public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & ~Copyable>: ~Copyable, Platform {

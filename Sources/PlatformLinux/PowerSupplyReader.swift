@@ -9,7 +9,6 @@
 
 import Bounded
 import CLinux
-import Config
 import Platform
 
 public struct PowerSupplyReader: Sendable {

@@ -97,7 +97,7 @@ struct AMSCodecTests {
 
     @Test("the UUIDs are the service's and its three characteristics' from the AMS specification")
     func uuids() {
-        let service = hex("DC F8 55 AD 02 C5 F4 8E 3A 43 36 0F 2B 50 D3 89")
+        let service = hex(Wire.ams)
         let matches = AMSUUID.service.matches(service.span)
         #expect(matches, "89D3502B-0F36-433A-8EF4-C502AD55F8DC as the phone sends it")
         #expect(AMSUUID.remoteCommand.wire[15] == 0x9B, "little-endian on the wire: the text's first byte last")

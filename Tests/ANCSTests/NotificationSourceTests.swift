@@ -65,10 +65,10 @@ struct ConstantsTests {
     @Test("the ANCS UUIDs go on the wire as the reverse of their text form")
     func uuidsOnTheWire() {
         let expected: [(UUID128, String)] = [
-            (ANCSUUID.service, "D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79"),
-            (ANCSUUID.notificationSource, "BD 1D A2 99 E6 25 58 8C D9 42 01 63 0D 12 BF 9F"),
-            (ANCSUUID.controlPoint, "D9 D9 AA FD BD 9B 21 98 A8 49 E1 45 F3 D8 D1 69"),
-            (ANCSUUID.dataSource, "FB 7B 7C CE 6A B3 44 BE B5 4B D6 24 E9 C6 EA 22"),
+            (ANCSUUID.service, Wire.ancs),
+            (ANCSUUID.notificationSource, Wire.ns),
+            (ANCSUUID.controlPoint, Wire.cp),
+            (ANCSUUID.dataSource, Wire.ds),
         ]
         for (uuid, wire) in expected {
             let bytes = hex(wire)

@@ -52,7 +52,7 @@ struct PDUTests {
     func baseUUID() {
         let wire = hex("FB 34 9B 5F 80 00 00 80 00 10 00 00 03 28 00 00")
         #expect(ATTUUID(wire.span, at: 0, width: 16) == .uuid16(0x2803))
-        let ancs = hex("D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79")
+        let ancs = hex(Wire.ancs)
         #expect(ATTUUID(ancs.span, at: 0, width: 16) == .uuid128(UUID128("7905F431-B5CE-4E99-A40F-4B1E122D00D0")))
     }
 

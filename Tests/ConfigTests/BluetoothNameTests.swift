@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Config
+import Platform
 import Testing
 import TestSupport
 

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import AMS
 import Config
 import Testing
 import TestSupport
@@ -7,7 +6,7 @@ import TestSupport
 /// Button actions that send an Apple Media Service remote command.
 @Suite("Policy: media button actions")
 struct MediaButtonTests {
-    @Test("each media action names its AMS remote command, in short=, long=, ringing-short= and ringing-long=")
+    @Test("each media action word names its action (media-toggle, media-next, media-previous, volume-up, volume-down), in short=, long=, ringing-short= and ringing-long=")
     func actionNames() throws {
         let policy = try PolicyConfig.parse(
             "button accept short=media-toggle long=media-next ringing-short=media-previous ringing-long=volume-up\nbutton reject short=volume-down\n",

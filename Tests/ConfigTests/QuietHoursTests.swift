@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ANCS
-import CTS
+import Bounded
 import Config
 import Testing
 import TestSupport

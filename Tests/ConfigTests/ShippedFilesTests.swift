@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-import AMS
 import ANCS
-import CTS
+import Bounded
 import Config
 import Feedback
 import Testing

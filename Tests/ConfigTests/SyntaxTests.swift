@@ -2,6 +2,7 @@
 import ANCS
 import Config
 import Feedback
+import Platform
 import Testing
 import TestSupport
 

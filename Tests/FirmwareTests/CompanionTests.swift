@@ -16,15 +16,10 @@ import Testing
 import TestSupport
 
 enum CompanionWire {
-    static let ams = "DC F8 55 AD 02 C5 F4 8E 3A 43 36 0F 2B 50 D3 89"
-    static let remoteCommand = "C2 51 CA F7 56 0E DF B8 8A 4A B1 57 D8 81 3C 9B"
-    static let entityUpdate = "02 C1 96 BA 92 BB 0C 9A 1F 41 8D 80 CE AB 7C 2F"
-    static let entityAttribute = "D7 D5 BB 70 A8 A3 AB A6 D8 46 AB 23 8C F3 B2 C6"
-
     static let amsDiscovery: [Step] = [
-        .firmware("06 01 00 FF FF 00 28 " + ams), .phone("07 20 00 28 00"),
+        .firmware("06 01 00 FF FF 00 28 " + Wire.ams), .phone("07 20 00 28 00"),
         .firmware("08 21 00 28 00 03 28"),
-        .phone("09 15 21 00 18 22 00 \(remoteCommand) 24 00 18 25 00 \(entityUpdate) 27 00 0A 28 00 \(entityAttribute)"),
+        .phone("09 15 21 00 18 22 00 \(Wire.remoteCommand) 24 00 18 25 00 \(Wire.entityUpdate) 27 00 0A 28 00 \(Wire.entityAttribute)"),
         .firmware("08 28 00 28 00 03 28"), .phone("01 08 28 00 0A"),
         .firmware("04 23 00 23 00"), .phone("05 01 23 00 02 29"),
         .firmware("04 26 00 26 00"), .phone("05 01 26 00 02 29"),
@@ -176,7 +171,7 @@ struct CompanionTests {
     func absentServices() {
         var rig = CoreRig(policy: mediaPolicy(), companions: true)
         let up = rig.play([
-            .firmware("06 01 00 FF FF 00 28 " + CompanionWire.ams), .phone("01 06 01 00 0A"),
+            .firmware("06 01 00 FF FF 00 28 " + Wire.ams), .phone("01 06 01 00 0A"),
             .firmware("06 01 00 FF FF 00 28 05 18"), .phone("01 06 01 00 0A"),
         ])
         #expect(up)
@@ -194,7 +189,7 @@ struct CompanionTests {
     func controlPointFirst() throws {
         let policy = try shippedPolicy(replacing: "", with: "", adding: "\nrule app=com.example.x led-notify=blink\n")
         var rig = CoreRig(policy: policy, companions: true)
-        #expect(rig.sent == ["06 01 00 FF FF 00 28 " + CompanionWire.ams])
+        #expect(rig.sent == ["06 01 00 FF FF 00 28 " + Wire.ams])
         rig.sent.removeAll()
         rig.notify(.added, [], .social, uid: 7)
         #expect(rig.sent == [], "one request at a time: the discovery is out")
@@ -259,5 +254,14 @@ struct CompanionTests {
         rig.phone("0B 04 00")
         let expected = CivilDateTime(year: 2026, month: 12, day: 1, hour: 22, minute: 20, second: 0)!
         #expect(rig.core.phone.phoneClock.local(at: rig.now) == expected)
+    }
+}
+
+@Suite("Media buttons: the AMS remote command each sends")
+struct MediaCommandTests {
+    @Test("media-toggle sends TogglePlayPause (2), media-next NextTrack (3), media-previous PreviousTrack (4), volume-up VolumeUp (5), volume-down VolumeDown (6)")
+    func remoteCommandIDs() {
+        let sent = [MediaAction.togglePlayPause, .nextTrack, .previousTrack, .volumeUp, .volumeDown].map { RemoteCommandID($0).rawValue }
+        #expect(sent == [2, 3, 4, 5, 6])
     }
 }

@@ -63,14 +63,6 @@ func scriptedLinkConfig() -> PhoneLinkConfig {
     return config
 }
 
-/// The ANCS UUIDs as they appear on the wire.
-enum Wire {
-    static let ancs = "D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79"
-    static let ns = "BD 1D A2 99 E6 25 58 8C D9 42 01 63 0D 12 BF 9F"
-    static let cp = "D9 D9 AA FD BD 9B 21 98 A8 49 E1 45 F3 D8 D1 69"
-    static let ds = "FB 7B 7C CE 6A B3 44 BE B5 4B D6 24 E9 C6 EA 22"
-}
-
 enum Step {
     /// The phone sends these bytes.
     case phone(String)

@@ -9,9 +9,6 @@ let ancs = ATTUUID.uuid128(UUID128("7905F431-B5CE-4E99-A40F-4B1E122D00D0"))
 let notificationSource = ATTUUID.uuid128(UUID128("9FBF120D-6301-42D9-8C58-25E699A21DBD"))
 let controlPoint = ATTUUID.uuid128(UUID128("69D1D8F3-45E1-49A8-9821-9BBDFDAAD9D9"))
 let dataSource = ATTUUID.uuid128(UUID128("22EAC6E9-24D6-4BB5-BE44-B36ACE7C7BFB"))
-let nsWire = "BD 1D A2 99 E6 25 58 8C D9 42 01 63 0D 12 BF 9F"
-let cpWire = "D9 D9 AA FD BD 9B 21 98 A8 49 E1 45 F3 D8 D1 69"
-let dsWire = "FB 7B 7C CE 6A B3 44 BE B5 4B D6 24 E9 C6 EA 22"
 
 /// Runs a discovery against scripted responses: each step is the request we
 /// expect and the response to give.
@@ -45,10 +42,10 @@ struct ServiceDiscoveryTests {
     func spreadOverResponses() {
         var d = ancsDiscovery()
         let progress = run(&d, [
-            ("06 01 00 FF FF 00 28 D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79", "07 0B 00 14 00"),
-            ("08 0C 00 14 00 03 28", "09 15 0C 00 10 0D 00 " + nsWire),
-            ("08 0D 00 14 00 03 28", "09 15 0F 00 08 10 00 " + cpWire),
-            ("08 10 00 14 00 03 28", "09 15 11 00 10 12 00 " + dsWire),
+            ("06 01 00 FF FF 00 28 " + Wire.ancs, "07 0B 00 14 00"),
+            ("08 0C 00 14 00 03 28", "09 15 0C 00 10 0D 00 " + Wire.ns),
+            ("08 0D 00 14 00 03 28", "09 15 0F 00 08 10 00 " + Wire.cp),
+            ("08 10 00 14 00 03 28", "09 15 11 00 10 12 00 " + Wire.ds),
             ("08 12 00 14 00 03 28", "01 08 12 00 0A"),
             ("04 0E 00 0E 00", "05 01 0E 00 02 29"),
             ("04 13 00 14 00", "05 01 13 00 02 29 14 00 01 29"),
@@ -67,8 +64,8 @@ struct ServiceDiscoveryTests {
         var d = ancsDiscovery()
         let other = String(repeating: "AB ", count: 16)
         let progress = run(&d, mtu: 185, [
-            ("06 01 00 FF FF 00 28 D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79", "07 20 00 30 00"),
-            ("08 21 00 30 00 03 28", "09 15 21 00 10 22 00 " + nsWire + " 24 00 02 25 00 " + other + "27 00 10 28 00 " + dsWire),
+            ("06 01 00 FF FF 00 28 " + Wire.ancs, "07 20 00 30 00"),
+            ("08 21 00 30 00 03 28", "09 15 21 00 10 22 00 " + Wire.ns + " 24 00 02 25 00 " + other + "27 00 10 28 00 " + Wire.ds),
             ("08 28 00 30 00 03 28", "01 08 28 00 0A"),
             ("04 23 00 23 00", "05 01 23 00 02 29"),
             ("04 29 00 30 00", "05 01 29 00 02 29"),
@@ -82,19 +79,19 @@ struct ServiceDiscoveryTests {
     @Test("ANCS absent is reported as not found, not as a failure")
     func serviceAbsent() {
         var d = ancsDiscovery()
-        #expect(run(&d, [("06 01 00 FF FF 00 28 D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79", "01 06 01 00 0A")]) == .serviceNotFound)
+        #expect(run(&d, [("06 01 00 FF FF 00 28 " + Wire.ancs, "01 06 01 00 0A")]) == .serviceNotFound)
     }
 
     @Test("handles that go backwards or leave the service are a malformed response, not a loop")
     func hostileHandles() {
         var d = ancsDiscovery()
         #expect(run(&d, [
-            ("06 01 00 FF FF 00 28 D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79", "07 0B 00 14 00"),
+            ("06 01 00 FF FF 00 28 " + Wire.ancs, "07 0B 00 14 00"),
             ("08 0C 00 14 00 03 28", "09 07 0C 00 10 0D 00 00 2A 0C 00 10 0D 00 01 2A"),
         ]) == .failed(.malformedResponse))
         var e = ancsDiscovery()
         #expect(run(&e, [
-            ("06 01 00 FF FF 00 28 D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79", "07 0B 00 14 00"),
+            ("06 01 00 FF FF 00 28 " + Wire.ancs, "07 0B 00 14 00"),
             ("08 0C 00 14 00 03 28", "09 07 30 00 10 31 00 00 2A"),
         ]) == .failed(.malformedResponse))
     }
@@ -103,7 +100,7 @@ struct ServiceDiscoveryTests {
     func attError() {
         var d = ancsDiscovery()
         #expect(run(&d, [
-            ("06 01 00 FF FF 00 28 D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79", "07 0B 00 14 00"),
+            ("06 01 00 FF FF 00 28 " + Wire.ancs, "07 0B 00 14 00"),
             ("08 0C 00 14 00 03 28", "01 08 0C 00 05"),
         ]) == .failed(.attError(opcode: 0x08, code: 0x05)))
     }

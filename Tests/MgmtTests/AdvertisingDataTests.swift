@@ -16,7 +16,7 @@ struct AdvertisingDataTests {
         let payload = try AdvertisingPayload.solicitingService(ancsService, name: ascii("Wristlink").span)
         #expect(payload.flags == [.connectable, .discoverable, .txPower])
         #expect(payload.flags.rawValue == 0x13)
-        #expect(payload.advertisingData.bytes == hex("11 15" + ancsWire + "06 08") + ascii("Wrist"))
+        #expect(payload.advertisingData.bytes == hex("11 15" + Wire.ancs + "06 08") + ascii("Wrist"))
         #expect(Self.airByteCount(payload) == 31)
         #expect(payload.scanResponse.bytes == hex("0A 09") + ascii("Wristlink"))
         #expect(throws: Never.self) { try MgmtCommand.addAdvertising(payload.instance(1)).validate() }
@@ -25,29 +25,29 @@ struct AdvertisingDataTests {
     @Test("a name of exactly the 5 bytes left goes complete (0x09) into the advertisement, filling 31 bytes on air")
     func nameOfLeftoverRoom() throws {
         let payload = try AdvertisingPayload.solicitingService(ancsService, name: ascii("Watch").span)
-        #expect(payload.advertisingData.bytes == hex("11 15" + ancsWire + "06 09") + ascii("Watch"))
+        #expect(payload.advertisingData.bytes == hex("11 15" + Wire.ancs + "06 09") + ascii("Watch"))
         #expect(Self.airByteCount(payload) == 31)
         #expect(payload.scanResponse.bytes == hex("06 09") + ascii("Watch"))
         let six = try AdvertisingPayload.solicitingService(ancsService, name: ascii("Watch2").span)
-        #expect(six.advertisingData.bytes == hex("11 15" + ancsWire + "06 08") + ascii("Watch"))
+        #expect(six.advertisingData.bytes == hex("11 15" + Wire.ancs + "06 08") + ascii("Watch"))
     }
 
     @Test("the shortened name in the advertisement ends on a character boundary")
     func advertisedNameAtCharacterBoundary() throws {
         // "Wrisé": 4 ASCII bytes and a 2-byte é; 5 bytes fit, the cut drops é whole.
         let payload = try AdvertisingPayload.solicitingService(ancsService, name: Array("Wrisé".utf8).span)
-        #expect(payload.advertisingData.bytes == hex("11 15" + ancsWire + "05 08") + ascii("Wris"))
+        #expect(payload.advertisingData.bytes == hex("11 15" + Wire.ancs + "05 08") + ascii("Wris"))
         #expect(payload.scanResponse.bytes == hex("07 09") + Array("Wrisé".utf8))
         // "Wriéé": the first 5 bytes end after the first é.
         let two = try AdvertisingPayload.solicitingService(ancsService, name: Array("Wriéé".utf8).span)
-        #expect(two.advertisingData.bytes == hex("11 15" + ancsWire + "06 08") + Array("Wrié".utf8))
+        #expect(two.advertisingData.bytes == hex("11 15" + Wire.ancs + "06 08") + Array("Wrié".utf8))
     }
 
     @Test("without TX Power (a kernel that refuses the flag) 8 bytes of the name fit")
     func withoutTxPower() throws {
         let payload = try AdvertisingPayload.solicitingService(ancsService, name: ascii("Wristlink").span, txPower: false)
         #expect(payload.flags == [.connectable, .discoverable])
-        #expect(payload.advertisingData.bytes == hex("11 15" + ancsWire + "09 08") + ascii("Wristlin"))
+        #expect(payload.advertisingData.bytes == hex("11 15" + Wire.ancs + "09 08") + ascii("Wristlin"))
         #expect(Self.airByteCount(payload) == 31)
         #expect(payload.scanResponse.bytes == hex("0A 09") + ascii("Wristlink"))
     }
@@ -70,7 +70,7 @@ struct AdvertisingDataTests {
         let payload = try AdvertisingPayload.solicitingService(ancsService, name: ascii("W").span, flagsPlacement: .advertisingData,
                                                                txPower: false)
         #expect(payload.flags == [.connectable])
-        #expect(payload.advertisingData.bytes == hex("02 01 06  11 15" + ancsWire + "02 09 57"))
+        #expect(payload.advertisingData.bytes == hex("02 01 06  11 15" + Wire.ancs + "02 09 57"))
         #expect(payload.scanResponse.bytes == hex("02 09 57"))
         #expect(throws: Never.self) { try MgmtCommand.addAdvertising(payload.instance(1)).validate() }
     }
@@ -106,7 +106,7 @@ struct AdvertisingDataTests {
         #expect(builder.appendLocalNameIfRoom(Array("€uro".utf8).span) == false)
         #expect(builder.bytes.count == 18)
         #expect(builder.appendLocalNameIfRoom(ascii("Wristlink").span) == true)
-        #expect(builder.bytes.bytes == hex("11 15" + ancsWire + "03 08 57 72"))
+        #expect(builder.bytes.bytes == hex("11 15" + Wire.ancs + "03 08 57 72"))
         var full = AdvertisingDataBuilder(maxByteCount: 19)
         try full.appendServiceSolicitation(ancsService)
         #expect(full.appendLocalNameIfRoom(ascii("W").span) == false)
@@ -116,7 +116,7 @@ struct AdvertisingDataTests {
     @Test("an empty name writes no name structure")
     func emptyName() throws {
         let payload = try AdvertisingPayload.solicitingService(ancsService, name: Span())
-        #expect(payload.advertisingData.bytes == hex("11 15" + ancsWire))
+        #expect(payload.advertisingData.bytes == hex("11 15" + Wire.ancs))
         #expect(payload.scanResponse.isEmpty)
     }
 

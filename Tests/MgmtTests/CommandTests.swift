@@ -71,7 +71,7 @@ struct CommandTests {
         let payload = try AdvertisingPayload.solicitingService(ancsService, name: ascii("Wristlink").span)
         let command = MgmtCommand.addAdvertising(payload.instance(1))
         let expected = hex("3E 00 00 00 2F 00") + hex("01  13 00 00 00  00 00  00 00  19  0B")
-            + hex("11 15" + ancsWire + "06 08") + ascii("Wrist") + hex("0A 09") + ascii("Wristlink")
+            + hex("11 15" + Wire.ancs + "06 08") + ascii("Wrist") + hex("0A 09") + ascii("Wristlink")
         #expect(try encode(command) == expected)
 
         var timed = payload.instance(7)

@@ -66,10 +66,10 @@ func info(supported: String = "FF BE 01 00", current: String) -> [UInt8] {
 /// Add Advertising, instance 1: flags 0x13 (connectable, discoverable, TX
 /// power), 25 bytes of data (the solicitation and "Wrist"), an 11-byte scan
 /// response (the complete name).
-let addAdvertisingBytes = hex("3E 00 00 00 2F 00  01  13 00 00 00  00 00  00 00  19 0B  11 15" + ancsWire + "06 08")
+let addAdvertisingBytes = hex("3E 00 00 00 2F 00  01  13 00 00 00  00 00  00 00  19 0B  11 15" + Wire.ancs + "06 08")
     + ascii("Wrist") + hex("0A 09") + ascii("Wristlink")
 /// The same without TX power: flags 0x03, "Wristlin" in 28 bytes of data.
-let addAdvertisingWithoutTxPowerBytes = hex("3E 00 00 00 32 00  01  03 00 00 00  00 00  00 00  1C 0B  11 15" + ancsWire + "09 08")
+let addAdvertisingWithoutTxPowerBytes = hex("3E 00 00 00 32 00  01  03 00 00 00  00 00  00 00  1C 0B  11 15" + Wire.ancs + "09 08")
     + ascii("Wristlin") + hex("0A 09") + ascii("Wristlink")
 /// Set Default System Configuration with the wearable's connection parameters.
 let connectionParametersBytes = hex("4C 00 00 00 14 00  17 00 02 24 00  18 00 02 3C 00  19 00 02 00 00  1A 00 02 90 01")

@@ -31,7 +31,6 @@ let phonePublic = DeviceAddress(BDAddress(0x00, 0x1B, 0x63, 0xAA, 0xBB, 0xCC), .
 let phonePublicWire = "CC BB AA 63 1B 00 01"
 
 let ancsService = UUID128("7905F431-B5CE-4E99-A40F-4B1E122D00D0")
-let ancsWire = "D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79"
 
 func key(_ text: String) -> Key128 {
     let bytes = hex(text)

@@ -12,13 +12,6 @@ import PhoneSim
 import Testing
 import TestSupport
 
-extension Wire {
-    static let ams = "DC F8 55 AD 02 C5 F4 8E 3A 43 36 0F 2B 50 D3 89"
-    static let remoteCommand = "C2 51 CA F7 56 0E DF B8 8A 4A B1 57 D8 81 3C 9B"
-    static let entityUpdate = "02 C1 96 BA 92 BB 0C 9A 1F 41 8D 80 CE AB 7C 2F"
-    static let entityAttribute = "D7 D5 BB 70 A8 A3 AB A6 D8 46 AB 23 8C F3 B2 C6"
-}
-
 /// An Entity Update notification of `value` for (entity, attribute).
 func entityUpdate(_ entity: UInt8, _ attribute: UInt8, flags: UInt8 = 0, _ value: String) -> String {
     toHex([0x1B, 0x25, 0x00, entity, attribute, flags] + Array(value.utf8))

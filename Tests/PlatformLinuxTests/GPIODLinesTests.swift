@@ -20,7 +20,7 @@ private func parseBoard(_ text: String) throws -> BoardConfig { try BoardConfig.
 /// The error starting `board` gives; nil if it started.
 private func startError(_ board: BoardConfig) -> GPIOError? {
     do {
-        _ = try GPIODLines(board: board)
+        _ = try GPIODLines(board: board.lines)
         return nil
     } catch {
         return error
@@ -133,7 +133,7 @@ struct GPIODSimChipTests {
 
     @Test("outputs drive the lines, a simulated press arrives as edges through poll, allOff clears")
     func simChip() throws {
-        var lines = try GPIODLines(board: try Self.vmBoard())
+        var lines = try GPIODLines(board: try Self.vmBoard().lines)
         for output in 0..<3 {
             let value = try #require(Self.simFile(output, "value"))
             lines.setOutput(output, on: true)
@@ -170,7 +170,7 @@ struct GPIODSimChipTests {
     func busy() throws {
         let board = try Self.vmBoard()
         do {
-            let first = try GPIODLines(board: board)
+            let first = try GPIODLines(board: board.lines)
             let error = try #require(startError(board))
             #expect(error.reason == .busy)
             let chip = try #require(error.chip)
@@ -191,7 +191,7 @@ struct GPIODSimChipTests {
     @Test("an active-low output starts at the high level (off) and is driven low when on")
     func activeLowOutput() throws {
         let board = try parseBoard("name t\nchip wristlink-vm\noutput led line=led-call active-low=yes\nbutton b line=accept\n")
-        var lines = try GPIODLines(board: board)
+        var lines = try GPIODLines(board: board.lines)
         let value = try #require(Self.simFile(1, "value"))
         #expect(try ProcessControl.readFile(value).hasPrefix("1"))
         lines.setOutput(0, on: true)

@@ -22,6 +22,7 @@ import Glibc
 import Platform
 import PlatformLinux
 import Synchronization
+import TestSupport
 
 public struct FloodReport: Sendable, CustomStringConvertible {
     public var eventsSent = 0

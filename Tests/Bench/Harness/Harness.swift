@@ -19,6 +19,7 @@ import Firmware
 import Glibc
 import Platform
 import PlatformLinux
+import TestSupport
 
 public enum Clock {
     /// CLOCK_MONOTONIC in nanoseconds.
@@ -226,16 +227,10 @@ public struct PhoneEnd: ~Copyable {
 /// Bytes on the wire, as the scripted phone of `Tests/FirmwareTests/Rig.swift`
 /// has them: ANCS at 0x0B–0x14 (Notification Source 0x000D, Control Point
 /// 0x0010, Data Source 0x0012), MTU 185.
-public enum Wire {
+extension Wire {
     public static let notificationSourceHandle: UInt16 = 0x000D
     public static let controlPointHandle: UInt16 = 0x0010
     public static let dataSourceHandle: UInt16 = 0x0012
-
-    static let ancs = "D0 00 2D 12 1E 4B 0F A4 99 4E CE B5 31 F4 05 79"
-    static let ns = "BD 1D A2 99 E6 25 58 8C D9 42 01 63 0D 12 BF 9F"
-    static let cp = "D9 D9 AA FD BD 9B 21 98 A8 49 E1 45 F3 D8 D1 69"
-    static let ds = "FB 7B 7C CE 6A B3 44 BE B5 4B D6 24 E9 C6 EA 22"
-    static let ams = "DC F8 55 AD 02 C5 F4 8E 3A 43 36 0F 2B 50 D3 89"
 
     /// (firmware request, phone response) in order: a copy of `Script.bringUp`,
     /// then the companion services' discovery.

@@ -26,6 +26,7 @@ import Firmware
 import Glibc
 import Platform
 import PlatformLinux
+import TestSupport
 
 /// The wearable core brought up with the scripted phone on a virtual clock.
 /// A struct passed `inout`: a class would add dynamic exclusivity checks

@@ -11,6 +11,7 @@ import Firmware
 import Glibc
 import Platform
 import PlatformLinux
+import TestSupport
 
 struct Percentiles {
     var p50 = 0.0
