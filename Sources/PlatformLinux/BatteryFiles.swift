@@ -57,8 +57,13 @@ public struct BatteryFiles: ~Copyable {
             rootFD = rootPath.withUnsafeBufferPointer { wl_open($0.baseAddress!, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }
             guard rootFD >= 0 else { return nil }
         }
-        if case .auto = choice, name.isEmpty || !isBattery(name) { scan() }
-        guard !name.isEmpty, isBattery(name) else { return nil }
+        // One read of `type` per poll: the supply kept if it is still a
+        // battery, else (auto) a look for one, which checks each `type`.
+        if name.isEmpty || !isBattery(name) {
+            guard case .auto = choice else { return nil }
+            scan()
+            guard !name.isEmpty else { return nil }
+        }
         let capacity = attribute("capacity") { PowerSupplyText.integer($0) } ?? nil
         let status = attribute("status") { PowerSupplyText.status($0) }
         let voltage = attribute("voltage_now") { PowerSupplyText.integer($0) } ?? nil
