@@ -56,6 +56,15 @@ public enum ATTErrorCode {
     public static let unlikelyError: UInt8 = 0x0E
     public static let insufficientEncryption: UInt8 = 0x0F
     public static let unsupportedGroupType: UInt8 = 0x10
+    /// The server's database changed and this client has not caught up
+    /// (robust caching, Core Vol 3 Part G 2.5.2.1).
+    public static let databaseOutOfSync: UInt8 = 0x12
+
+    /// Codes that say a handle the client used is not (or no longer) there:
+    /// a cached handle answered so is stale.
+    public static func isStaleHandle(_ code: UInt8) -> Bool {
+        code == invalidHandle || code == attributeNotFound || code == databaseOutOfSync
+    }
 
     /// Codes that the link can cure by raising its security level.
     public static func isSecurity(_ code: UInt8) -> Bool {

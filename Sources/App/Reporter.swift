@@ -244,6 +244,8 @@ public struct Reporter: ~Copyable, EventSink {
         case .connected: session("connected", now: now)
         case .secured: session("secured", now: now)
         case .discovered: session("discovered", now: now)
+        case .handles(.cached): stateChange("gatt-cache", "used", reason: nil, level: .info, now: now)
+        case .handles(.stale(let reason)): stateChange("gatt-cache", "stale", reason: Name(reason.name), level: .info, now: now)
         case .subscribed: session("subscribed", now: now)
         case .ancsAbsent: session("ancs-absent", now: now)
         case .permissionWaiting(let retryInMs):

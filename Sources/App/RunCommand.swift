@@ -249,6 +249,28 @@ public enum RunCommand {
     }
 }
 
+/// The folder of a state file's path.
+func stateDirectory(of path: String) -> String {
+    guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+    return String(path[..<slash])
+}
+
+/// The handle cache at start-up: missing or unreadable is an empty cache
+/// (the phones' services are discovered again; nothing else depends on it).
+enum GATTCacheLoading {
+    static func load(_ path: String) -> GATTCache {
+        let bytes: [UInt8]?
+        do { bytes = try StateFile.read(path) } catch {
+            Log.warning("cannot read the GATT handle cache: \(error); phones are discovered again")
+            return GATTCache()
+        }
+        guard let bytes else { return GATTCache() }
+        if let cache = GATTCache.parse(bytes.span) { return cache }
+        Log.warning("\(path) does not parse; phones are discovered again (it is rewritten at the next link)")
+        return GATTCache()
+    }
+}
+
 /// The bond state file at start-up: missing is fine (no bonds yet), corrupt
 /// is set aside and reported, never fatal.
 enum BondLoading {
@@ -414,10 +436,15 @@ enum Daemon {
         mgmt: consuming MgmtSocket, bondsPath: String?, bonds: consuming BondStore, powerSupplyRoot: String
     ) -> Int32 {
         let hasController = config.controller.enabled
+        // The bonded phones' handles, beside the bonds (none on the UNIX
+        // link: its phone's are kept in memory only).
+        let gattCachePath = bondsPath.map { StateFile.path(stateDirectory(of: $0), StateFile.gattCacheName) }
+        var gattCache = GATTCache()
+        if let gattCachePath { gattCache = GATTCacheLoading.load(gattCachePath) }
         let platform: LinuxPlatform<EitherLink, EitherLines>
         do {
             platform = try LinuxPlatform(
-                link: link, lines: lines, handleSignals: true, tracePath: trace, mgmt: mgmt, bondsPath: bondsPath,
+                link: link, lines: lines, handleSignals: true, tracePath: trace, mgmt: mgmt, bondsPath: bondsPath, gattCachePath: gattCachePath,
                 battery: config.board.battery, powerSupplyRoot: powerSupplyRoot)
         } catch {
             Log.error("\(error)")
@@ -426,7 +453,7 @@ enum Daemon {
         var reporter = Reporter(board: config.board, events: events, start: platform.now())
         // Without a controller the link is ready for a phone at once.
         if !hasController { reporter.advertising(now: platform.now()) }
-        var runner = Runner(platform: platform, sink: reporter, core: WearableCore(config: config, bonds: bonds))
+        var runner = Runner(platform: platform, sink: reporter, core: WearableCore(config: config, bonds: bonds, gattCache: gattCache))
         let reason = runner.run()
         runner.shutdown()
         // A fatal stop (the loop could not go on) is a failure for systemd's

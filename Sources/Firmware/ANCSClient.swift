@@ -85,9 +85,7 @@ struct ANCSClient: ~Copyable {
     private let refusalsForPermission: Int
 
     init(controlPointRefusalsForPermission: Int) {
-        discovery = ServiceDiscovery(
-            service: .uuid128(ANCSUUID.service),
-            wanted: [.uuid128(ANCSUUID.notificationSource), .uuid128(ANCSUUID.controlPoint), .uuid128(ANCSUUID.dataSource), nil])
+        discovery = ServiceDiscovery(service: .uuid128(ANCSUUID.service), wanted: PhoneHandles.wanted(service: 1))
         command = ByteBuffer(capacity: ATTValue.maximumBytes)
         longWrite = LongWrite(capacityBytes: ATTValue.maximumBytes)
         refusalsForPermission = controlPointRefusalsForPermission
@@ -150,6 +148,17 @@ struct ANCSClient: ~Copyable {
         notificationSourceHandle = ns.valueHandle
         controlPointHandle = discovery.characteristic(.uuid128(ANCSUUID.controlPoint))?.valueHandle ?? 0
         return true
+    }
+
+    /// What discovery found (nil: it has not ended with an answer).
+    var discoverySnapshot: DiscoveredService? { discovery.snapshot }
+
+    /// Takes an earlier link's ANCS as found (a bonded phone's cache);
+    /// `discovered()` then takes its handles.
+    mutating func restoreDiscovery(_ cached: DiscoveredService) {
+        clearHandles()
+        discovery.restore(cached)
+        procedure = .none
     }
 
     /// Whether a Service Changed range touches ANCS (not found yet counts:

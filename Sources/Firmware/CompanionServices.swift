@@ -67,11 +67,12 @@ struct CompanionServices {
     private(set) var step = Step.notStarted
     private(set) var outstanding: Outstanding? = nil
     private var pendingMedia: RemoteCommandID? = nil
-    private var ams = ServiceDiscovery(
-        service: .uuid128(AMSUUID.service),
-        wanted: [.uuid128(AMSUUID.remoteCommand), .uuid128(AMSUUID.entityUpdate), nil, nil])
-    private var cts = ServiceDiscovery(
-        service: .uuid16(CTSUUID.service), wanted: [.uuid16(CTSUUID.currentTime), .uuid16(CTSUUID.localTimeInformation), nil, nil])
+    private var ams = ServiceDiscovery(service: .uuid128(AMSUUID.service), wanted: PhoneHandles.wanted(service: 2))
+    private var cts = ServiceDiscovery(service: .uuid16(CTSUUID.service), wanted: PhoneHandles.wanted(service: 3))
+    /// AMS's and CTS's handles on this link came from the bonded phone's
+    /// cache: one refused as stale sends that service back to discovery.
+    private var amsFromCache = false
+    private var ctsFromCache = false
     private var cccd = CCCDWrite(handle: 0, value: 0)
     private var remoteCommandHandle: UInt16 = 0
     private var entityUpdateHandle: UInt16 = 0
@@ -115,15 +116,51 @@ struct CompanionServices {
         lastPlayback = nil
         timeRead = nil
         timeSubscribed = false
+        amsFromCache = false
+        ctsFromCache = false
     }
 
-    /// Begins the bring-up (ANCS is live).
-    mutating func start() {
+    /// Begins the bring-up (ANCS is live); a service given (present, as an
+    /// earlier link of this bonded phone found it) is not discovered again.
+    mutating func start(cachedAMS: DiscoveredService? = nil, cachedCTS: DiscoveredService? = nil) {
         let media = pendingMedia
         reset()
         pendingMedia = media
-        step = .discoveringAMS
-        ams.restart()
+        if let cachedCTS, cachedCTS.isPresent {
+            cts.restore(cachedCTS)
+            ctsFromCache = true
+        }
+        if let cachedAMS, cachedAMS.isPresent {
+            ams.restore(cachedAMS)
+            amsFromCache = true
+            if !amsFound() { startCTS() }
+        } else {
+            step = .discoveringAMS
+            ams.restart()
+        }
+    }
+
+    /// What discovery found of AMS and CTS on this link, when present.
+    var discoveredAMS: DiscoveredService? { ams.snapshot.flatMap { $0.isPresent ? $0 : nil } }
+    var discoveredCTS: DiscoveredService? { cts.snapshot.flatMap { $0.isPresent ? $0 : nil } }
+
+    /// AMS is found: subscribes Remote Command (or goes on to Entity
+    /// Update); false when it has no Remote Command.
+    private mutating func amsFound() -> Bool {
+        guard let rc = ams.characteristic(.uuid128(AMSUUID.remoteCommand)), rc.valueHandle != 0 else { return false }
+        remoteCommandHandle = rc.valueHandle
+        if rc.cccdHandle != 0 {
+            subscribe(.subscribingRemoteCommand, rc.cccdHandle)
+        } else {
+            afterRemoteCommand()
+        }
+        return true
+    }
+
+    /// A cached handle was refused as not there: the service is found again.
+    private func staleAnswer(_ response: ATTPDU) -> Bool {
+        guard case .errorResponse(_, _, let code) = response, ATTErrorCode.isStaleHandle(code) else { return false }
+        return true
     }
 
     /// The request out will get no answer this procedure sees (the link's
@@ -237,21 +274,46 @@ struct CompanionServices {
             case .continuing:
                 return nil
             case .done:
-                if let rc = ams.characteristic(.uuid128(AMSUUID.remoteCommand)), rc.valueHandle != 0 {
-                    remoteCommandHandle = rc.valueHandle
-                    if rc.cccdHandle != 0 {
-                        subscribe(.subscribingRemoteCommand, rc.cccdHandle)
-                        return nil
-                    }
-                    afterRemoteCommand()
-                    return nil
-                }
+                if amsFound() { return nil }
                 startCTS()
                 return .media(.absent)
             case .serviceNotFound, .failed:
                 startCTS()
                 return .media(.absent)
             }
+        case .subscribingRemoteCommand, .subscribingEntityUpdate, .writingEntityUpdate:
+            if amsFromCache, staleAnswer(response) {
+                amsFromCache = false
+                remoteCommandHandle = 0
+                entityUpdateHandle = 0
+                step = .discoveringAMS
+                ams.restart()
+                return nil
+            }
+            return amsStepAnswered(response, in: pdu)
+        case .readingCurrentTime, .readingLocalTime, .subscribingCurrentTime:
+            if ctsFromCache, staleAnswer(response) {
+                ctsFromCache = false
+                currentTimeHandle = 0
+                startCTS()
+                return nil
+            }
+            return ctsStepAnswered(response, in: pdu, now: now)
+        case .discoveringCTS:
+            switch cts.handle(response, in: pdu) {
+            case .continuing:
+                return nil
+            case .done:
+                return ctsFound()
+            case .serviceNotFound, .failed:
+                step = .done
+                return .time(.unknown(.noCTS))
+            }
+        }
+    }
+
+    private mutating func amsStepAnswered(_ response: ATTPDU, in pdu: Span<UInt8>) -> LinkEvent? {
+        switch step {
         case .subscribingRemoteCommand:
             let progress = cccd.handle(response, in: pdu)
             afterRemoteCommand()
@@ -268,22 +330,24 @@ struct CompanionServices {
             startCTS()
             if case .errorResponse(_, _, let code) = response { return .error(.companionWriteFailed(.entityUpdate, code: code)) }
             return nil
-        case .discoveringCTS:
-            switch cts.handle(response, in: pdu) {
-            case .continuing:
-                return nil
-            case .done:
-                guard let ct = cts.characteristic(.uuid16(CTSUUID.currentTime)), ct.valueHandle != 0 else {
-                    step = .done
-                    return .time(.unknown(.noCTS))
-                }
-                currentTimeHandle = ct.valueHandle
-                step = .readingCurrentTime
-                return nil
-            case .serviceNotFound, .failed:
-                step = .done
-                return .time(.unknown(.noCTS))
-            }
+        default:
+            return nil
+        }
+    }
+
+    /// CTS is found (discovered, or restored from the cache).
+    private mutating func ctsFound() -> LinkEvent? {
+        guard let ct = cts.characteristic(.uuid16(CTSUUID.currentTime)), ct.valueHandle != 0 else {
+            step = .done
+            return .time(.unknown(.noCTS))
+        }
+        currentTimeHandle = ct.valueHandle
+        step = .readingCurrentTime
+        return nil
+    }
+
+    private mutating func ctsStepAnswered(_ response: ATTPDU, in pdu: Span<UInt8>, now: Instant) -> LinkEvent? {
+        switch step {
         case .readingCurrentTime:
             guard case .readResponse(let range) = response else {
                 subscribeCurrentTime()
@@ -308,6 +372,8 @@ struct CompanionServices {
             step = .done
             timeSubscribed = true
             return refused(progress, .currentTime)
+        default:
+            return nil
         }
     }
 
@@ -334,6 +400,13 @@ struct CompanionServices {
     }
 
     private mutating func startCTS() {
+        if ctsFromCache {
+            // Found on an earlier link: read at once (no event: the time's
+            // own answer reports).
+            _ = ctsFound()
+            if step == .done { ctsFromCache = false }
+            return
+        }
         step = .discoveringCTS
         cts.restart()
     }

@@ -190,6 +190,35 @@ public enum TimeEvent: Equatable, Sendable {
     case unknown(TimeUnknownReason)
 }
 
+/// Why handles kept from an earlier link of a bonded phone were dropped
+/// for discovery.
+public enum StaleHandlesReason: Equatable, Sendable {
+    /// The phone's Database Hash is not the one kept.
+    case hashChanged
+    /// The phone answered a cached handle with Invalid Handle, Attribute
+    /// Not Found or Database Out Of Sync.
+    case handleRefused
+    /// The phone indicated Service Changed over them.
+    case serviceChanged
+
+    public var name: StaticString {
+        switch self {
+        case .hashChanged: "hash-changed"
+        case .handleRefused: "handle-refused"
+        case .serviceChanged: "service-changed"
+        }
+    }
+}
+
+/// The bonded phone's handle cache on this link.
+public enum HandlesEvent: Equatable, Sendable {
+    /// ANCS (and what else was kept) is taken from the last link's
+    /// handles: no discovery.
+    case cached
+    /// Those handles were wrong: the phone is discovered again.
+    case stale(StaleHandlesReason)
+}
+
 public enum LinkEvent: Equatable, Sendable {
     case connected
     /// The link became encrypted (paired or bonded).
@@ -197,6 +226,7 @@ public enum LinkEvent: Equatable, Sendable {
     case mtu(Int)
     /// ANCS and its characteristics were found.
     case discovered
+    case handles(HandlesEvent)
     case ancsAbsent
     /// Notification Source is subscribed: the session is live.
     case subscribed

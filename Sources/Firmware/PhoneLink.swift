@@ -11,6 +11,8 @@
 // bring-up, then on the live link the Control Point, the companion
 // services and the keep-alive, in that order.
 //
+// A bonded phone's cached handles (PhoneHandles.swift) stand in for
+// discovery until one proves stale (PhoneLinkBringUp.swift).
 // Outputs: PDUs in the bearer's outbox, `LinkAction`s for the platform
 // (raise security, disconnect: one slot each, so none is lost), and each
 // `LinkEvent` as it happens: to the sink in the caller's `Effects`, then
@@ -54,6 +56,11 @@ public struct PhoneLink: ~Copyable {
         case exchangingMTU
         case discoveringGATT
         case subscribingServiceChanged
+        /// Reading the phone's Database Hash, to be kept with its handles.
+        case readingDatabaseHash
+        /// A bonded phone's handles are taken from its last link: its
+        /// Database Hash is read to check they still hold.
+        case validatingCache
         case discoveringANCS
         /// ANCS is found; nothing is subscribed until the link is
         /// encrypted with a bond's key (or a pairing the wearer allowed).
@@ -102,6 +109,7 @@ public struct PhoneLink: ~Copyable {
         case .bringUp(.exchangingMTU): .exchangingMTU
         case .bringUp(.discoveringGATT): .discoveringGATT
         case .bringUp(.subscribingServiceChanged): .subscribingServiceChanged
+        case .bringUp(.readingDatabaseHash), .bringUp(.validatingCache): .discoveringGATT
         case .bringUp(.discoveringANCS): .discoveringANCS
         case .bringUp(.awaitingEncryption): .awaitingEncryption
         case .bringUp(.subscribingDataSource): .subscribingDataSource
@@ -138,6 +146,17 @@ public struct PhoneLink: ~Copyable {
     var serviceChangedWrite = CCCDWrite(handle: 0, value: 0)
     /// The link is to a bonded phone (it is expected to encrypt by itself).
     public internal(set) var isBonded = false
+    /// The bonded phone's handles from its last link, offered before the
+    /// MTU exchange ends (then used instead of discovery).
+    var offeredHandles: PhoneHandles? = nil
+    /// This link's handles came from the cache and none has proved stale.
+    var handlesFromCache = false
+    /// The phone's Database Hash on this link (read, or checked).
+    var databaseHash: InlineBytes<16>? = nil
+    /// Moves when what this link knows of the phone's handles is worth
+    /// keeping (ANCS live, AMS and CTS done) or was found stale.
+    public internal(set) var handlesRevision: UInt32 = 0
+    var companionDoneSeen = false
     var linkUpAt = Instant.zero
     var security: SecurityRaise
     public var isRaisingSecurity: Bool { security.isOutstanding }
@@ -172,7 +191,7 @@ public struct PhoneLink: ~Copyable {
         session = Session(config: config.session)
         ancs = ANCSClient(controlPointRefusalsForPermission: config.controlPointRefusalsForPermission)
         server = GATTServer(deviceName: config.deviceName)
-        gattDiscovery = ServiceDiscovery(service: .uuid16(GATTUUID.genericAttribute), wanted: [.uuid16(GATTUUID.serviceChanged), nil, nil, nil])
+        gattDiscovery = ServiceDiscovery(service: .uuid16(GATTUUID.genericAttribute), wanted: PhoneHandles.wanted(service: 0))
         scratch = ByteBuffer(capacity: config.bearer.maxMTU)
     }
 
@@ -228,6 +247,10 @@ public struct PhoneLink: ~Copyable {
         generation &+= 1
         serviceChangedHandle = 0
         companion.reset()
+        offeredHandles = nil
+        handlesFromCache = false
+        databaseHash = nil
+        companionDoneSeen = false
         encryptionDueBy = now.advanced(byMs: bonded ? bondedEncryptionDeadlineMs : config.pairingTimeoutMs)
         emit(.connected, now: now, handler: &handler, effects: &effects)
         phase = .bringUp(.exchangingMTU)
@@ -440,10 +463,17 @@ public struct PhoneLink: ~Copyable {
         }
         let covers = ancs.isAffected(by: range)
         switch phase {
-        case .disconnected, .bringUp(.exchangingMTU), .bringUp(.discoveringGATT), .bringUp(.subscribingServiceChanged):
-            return  // ANCS discovery has not started; it will see the new database.
+        case .disconnected, .bringUp(.exchangingMTU), .bringUp(.discoveringGATT), .bringUp(.subscribingServiceChanged),
+            .bringUp(.readingDatabaseHash):
+            // ANCS discovery has not started; it will see the new
+            // database. Handles offered from the cache are not used.
+            offeredHandles = nil
+            return
         default:
             break
+        }
+        if handlesFromCache, covers || companion.isAffected(by: range) {
+            handlesStale(.serviceChanged, now: now, handler: &handler, effects: &effects)
         }
         // AMS and CTS are found again once ANCS is live again (or at once
         // when only they moved).

@@ -21,6 +21,11 @@ extension PhoneLink {
             bringUpResponse(response, pdu: pdu, now: now, handler: &handler, effects: &effects)
         case .companion:
             if let event = companion.handle(response, in: pdu, now: now) { emit(event, now: now, handler: &handler, effects: &effects) }
+            if !companionDoneSeen, companion.step == .done {
+                // AMS and CTS as found (or confirmed) on this link: worth keeping.
+                companionDoneSeen = true
+                handlesRevision &+= 1
+            }
         case .controlPoint, .keepAlive, nil:
             // The Control Point write (or a step of its long write): the
             // only other request made while live (the keep-alive's probe is
@@ -36,6 +41,9 @@ extension PhoneLink {
             counters.staleResponses &+= 1
         case .bringUp(.exchangingMTU):
             if case .exchangeMTUResponse = response { emit(.mtu(bearer.mtu), now: now, handler: &handler, effects: &effects) }
+            if let cached = offeredHandles {
+                return useCachedHandles(cached, now: now, handler: &handler, effects: &effects)
+            }
             phase = .bringUp(.discoveringGATT)
             gattDiscovery.restart()
             continueGATTDiscovery(now: now, handler: &handler, effects: &effects)
@@ -62,7 +70,26 @@ extension PhoneLink {
             }
         case .bringUp(.subscribingServiceChanged):
             if case .refused = serviceChangedWrite.handle(response, in: pdu) { emit(.error(.serviceChangedSubscribeFailed), now: now, handler: &handler, effects: &effects) }
+            if let hash = gattDiscovery.characteristic(.uuid16(GATTUUID.databaseHash)), hash.valueHandle != 0 {
+                // Kept with the handles: the next link checks them with one read.
+                phase = .bringUp(.readingDatabaseHash)
+                PDUWriter.readRequest(&scratch, handle: hash.valueHandle)
+                submit(now: now, handler: &handler, effects: &effects)
+            } else {
+                startANCSDiscovery(now: now, handler: &handler, effects: &effects)
+            }
+        case .bringUp(.readingDatabaseHash):
+            if case .readResponse(let range) = response, range.count == 16 {
+                var hash = InlineBytes<16>()
+                hash.append(pdu.extracting(range))
+                databaseHash = hash
+            }
             startANCSDiscovery(now: now, handler: &handler, effects: &effects)
+        case .bringUp(.validatingCache):
+            guard let kept = databaseHash, Self.hashMatches(kept, response, in: pdu) else {
+                return handlesStale(.hashChanged, now: now, handler: &handler, effects: &effects)
+            }
+            ancsDiscovered(now: now, handler: &handler, effects: &effects)
         case .bringUp(.discoveringANCS):
             switch ancs.discoveryResponse(response, in: pdu) {
             case .continuing:
@@ -97,7 +124,14 @@ extension PhoneLink {
             permissionBackoff.reset()
             bringUpBackoff.reset()
             bringUpFailures = 0
-            if config.companionServices, companion.step == .notStarted { companion.start() }
+            handlesRevision &+= 1
+            if config.companionServices, companion.step == .notStarted {
+                if handlesFromCache, let cached = offeredHandles {
+                    companion.start(cachedAMS: cached.ams, cachedCTS: cached.cts)
+                } else {
+                    companion.start()
+                }
+            }
             emit(.subscribed, now: now, handler: &handler, effects: &effects)
         case .resubscribing(.probeFailed):
             // Notification Source is off; Data Source again too: a phone
@@ -126,6 +160,9 @@ extension PhoneLink {
     }
 
     mutating func subscribeFailed<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ what: SubscribedSource, _ progress: CCCDWrite.Progress, now: Instant, handler: inout H, effects: inout Effects<S>) {
+        if handlesFromCache, case .refused(let code) = progress, ATTErrorCode.isStaleHandle(code) {
+            return handlesStale(.handleRefused, now: now, handler: &handler, effects: &effects)
+        }
         if case .refused(let code) = progress,
             code == ATTErrorCode.writeNotPermitted || code == ATTErrorCode.insufficientAuthorization
         {
@@ -145,6 +182,88 @@ extension PhoneLink {
         case .dataSource: subscribeDataSource(now: now, handler: &handler, effects: &effects)
         case .notificationSource: subscribeNotificationSource(now: now, handler: &handler, effects: &effects)
         }
+    }
+
+    // MARK: The bonded phone's cached handles
+
+    /// The bonded phone's handles from its last link (its owner keeps them
+    /// per bond). Taken while the MTU exchange is out, when they name
+    /// Service Changed and ANCS; from then on they stand in for discovery
+    /// until one proves stale. Nothing is subscribed before the link is
+    /// encrypted, as ever.
+    public mutating func offerHandles(_ handles: PhoneHandles) {
+        guard phase == .bringUp(.exchangingMTU), isBonded, handles.isUsable else { return }
+        offeredHandles = handles
+        serviceChangedHandle = handles.genericAttribute?.characteristics[0]?.valueHandle ?? 0
+    }
+
+    /// What this link knows of the phone's services, to be kept for its
+    /// next link (meaningful at a `handlesRevision`; not usable when
+    /// nothing trustworthy is known).
+    public var learnedHandles: PhoneHandles {
+        var handles = PhoneHandles()
+        guard phase == .live, isEncrypted else { return handles }
+        handles.genericAttribute = gattDiscovery.snapshot
+        handles.ancs = ancs.discoverySnapshot
+        handles.ams = companion.discoveredAMS
+        handles.cts = companion.discoveredCTS
+        handles.databaseHash = databaseHash
+        return handles
+    }
+
+
+    /// Brings the link up from the handles of the phone's last link: its
+    /// Database Hash is read first when it has one; otherwise the phone's
+    /// Service Changed (a bonded client's subscription persists) is what
+    /// says they moved.
+    mutating func useCachedHandles<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ cached: PhoneHandles, now: Instant, handler: inout H, effects: inout Effects<S>) {
+        guard let gatt = cached.genericAttribute, let ancsService = cached.ancs else { return }
+        gattDiscovery.restore(gatt)
+        serviceChangedHandle = gattDiscovery.characteristic(.uuid16(GATTUUID.serviceChanged))?.valueHandle ?? 0
+        ancs.restoreDiscovery(ancsService)
+        handlesFromCache = true
+        counters.handleCacheUses &+= 1
+        emit(.handles(.cached), now: now, handler: &handler, effects: &effects)
+        if let hash = cached.databaseHash {
+            databaseHash = hash
+            phase = .bringUp(.validatingCache)
+            PDUWriter.readByTypeRequest(&scratch, start: 0x0001, end: 0xFFFF, type: .uuid16(GATTUUID.databaseHash))
+            submit(now: now, handler: &handler, effects: &effects)
+        } else {
+            ancsDiscovered(now: now, handler: &handler, effects: &effects)
+        }
+    }
+
+    /// The Read By Type answer holds one Database Hash, the one kept.
+    static func hashMatches(_ kept: InlineBytes<16>, _ response: ATTPDU, in pdu: Span<UInt8>) -> Bool {
+        guard case .readByTypeResponse(let entryLength, let entries) = response, entryLength == 18,
+            entries.count >= 18
+        else { return false }
+        for i in 0..<16 where pdu[entries.lowerBound + 2 + i] != kept[i] { return false }
+        return true
+    }
+
+    /// Cached handles proved wrong: forgotten (the owner drops its record
+    /// at the revision), and the phone discovered from the start, as on a
+    /// first link. Whatever ANCS session began on them is ended.
+    mutating func handlesStale<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(_ reason: StaleHandlesReason, now: Instant, handler: inout H, effects: inout Effects<S>) {
+        handlesFromCache = false
+        offeredHandles = nil
+        databaseHash = nil
+        counters.handleCacheStale &+= 1
+        handlesRevision &+= 1
+        emit(.handles(.stale(reason)), now: now, handler: &handler, effects: &effects)
+        // A Service Changed goes on as it always did (it rediscovers what
+        // it covers); a refused handle or another hash starts over here.
+        guard reason != .serviceChanged else { return }
+        if session.isActive { emit(.ended(reason: .serviceChanged), now: now, handler: &handler, effects: &effects) }
+        ancs.endSession(&session)
+        generation &+= 1
+        abandonCompanion(dropMedia: false, now: now, handler: &handler, effects: &effects)
+        companion.reset()
+        phase = .bringUp(.discoveringGATT)
+        gattDiscovery.restart()
+        continueGATTDiscovery(now: now, handler: &handler, effects: &effects)
     }
 
     mutating func continueGATTDiscovery<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {

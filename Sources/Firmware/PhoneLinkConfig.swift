@@ -85,5 +85,9 @@ public struct PhoneLinkCounters: Equatable, Sendable {
     /// Battery Level notifications and Service Changed indications sent.
     public var batteryNotifications: UInt64 = 0
     public var serviceChangedIndications: UInt64 = 0
+    /// Links brought up from a bonded phone's cached handles, and cached
+    /// handles found stale (then discovered again).
+    public var handleCacheUses: UInt64 = 0
+    public var handleCacheStale: UInt64 = 0
     public init() {}
 }

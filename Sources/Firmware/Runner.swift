@@ -10,6 +10,9 @@
 // not be written stay marked unsaved (never reported saved) and are written
 // again after 1 s, doubling to 60 s, each failure reported
 // (`bondsNotSaved`); shutdown tries once more whatever the back-off says.
+// The bonded phones' handle cache is written when it changes; a failed
+// write waits for the next change (it is a shortcut: nothing is lost but a
+// discovery).
 
 import ATT
 import Bounded
@@ -28,6 +31,7 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
     private var out: ByteBuffer
     private var mgmt: ByteBuffer
     private var bondFile: ByteBuffer
+    private var gattCacheFile: ByteBuffer
     private var readyNotified = false
     /// The status last passed on to the service manager.
     private var statusNotified: ServiceStatus? = nil
@@ -49,6 +53,7 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
         // Room for the largest file the bond store can make, so a save never
         // fails for want of buffer.
         bondFile = ByteBuffer(capacity: BondStore.maxSerializedByteCount)
+        gattCacheFile = ByteBuffer(capacity: GATTCache.maxSerializedByteCount)
     }
 
     /// Starts what runs without inputs (the controller's set-up).
@@ -157,6 +162,10 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
         while core.popOutgoing(into: &out) { platform.send(out) }
         while core.popControllerCommand(into: &mgmt) { platform.sendController(mgmt) }
         if core.bondsNeedSaving, bondSaveRetryAt.map({ now >= $0 }) ?? true { saveBonds(now: now) }
+        if core.gattCacheNeedsSaving {
+            if core.serializeGATTCache(into: &gattCacheFile) { _ = platform.saveGATTCache(gattCacheFile) }
+            core.gattCacheSaveAttempted()
+        }
         while let action = core.nextAction() {
             switch action {
             case .raiseSecurity(let attempt):

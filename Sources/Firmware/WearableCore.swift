@@ -60,8 +60,17 @@ public struct WearableCore: ~Copyable {
     /// counts as the phone only once it is encrypted: an address is easy
     /// to take, the bond's key is not.
     private var linkFromKnownPhone = false
+    /// The bonded phones' handles from their last links (PhoneHandles.swift).
+    private var gattCache: GATTCache
+    /// The bonded phone on this link as the controller named it (nil: not
+    /// known yet, or not bonded).
+    private var peerAddress: DeviceAddress? = nil
+    /// A pairing stored a bond on this link: its handles go to that bond.
+    private var bondStoredOnLink = false
+    private var handlesRevisionSeen: UInt32 = 0
 
-    public init(config: WearableConfig, bonds: consuming BondStore = BondStore()) {
+    public init(config: WearableConfig, bonds: consuming BondStore = BondStore(), gattCache: consuming GATTCache = GATTCache()) {
+        self.gattCache = gattCache
         board = config.board
         policy = config.policy
         settingsErrorAtStart = config.settingsError
@@ -93,10 +102,16 @@ public struct WearableCore: ~Copyable {
         let bonded = controller.config.enabled
             ? !controller.bonds.isEmpty && !controller.isPairingMode : peerWasEncrypted
         phone.linkUp(now: now, bonded: bonded, handler: &alerts, effects: &effects)
+        handlesRevisionSeen = phone.handlesRevision
+        bondStoredOnLink = false
         // Without a controller the simulated phone is the only phone: once
         // one has subscribed, every link is its (Bluetooth waits for the
         // controller to say the peer is bonded).
-        if !controller.config.enabled { linkFromKnownPhone = phoneKnown }
+        if !controller.config.enabled {
+            linkFromKnownPhone = phoneKnown
+            peerAddress = bonded ? GATTCache.unixLinkPhone : nil
+        }
+        offerCachedHandles()
         applyPatterns(now: now, into: &effects)
     }
 
@@ -107,8 +122,50 @@ public struct WearableCore: ~Copyable {
         alerts.feedback(policy.phoneBack, now: now)
     }
 
+    /// The bonded phone's handles from its last link, if kept: the link
+    /// takes them while its MTU exchange is out (the controller may name
+    /// the phone before or after the link comes up).
+    private mutating func offerCachedHandles() {
+        guard let address = peerAddress, let handles = gattCache.handles(for: address) else { return }
+        phone.offerHandles(handles)
+    }
+
+    /// What the link learned of the phone's handles goes to its bond's
+    /// record (a record proved stale is dropped).
+    private mutating func keepHandles() {
+        guard phone.handlesRevision != handlesRevisionSeen else { return }
+        handlesRevisionSeen = phone.handlesRevision
+        guard let key = cacheKey else { return }
+        let learned = phone.learnedHandles
+        if learned.isUsable { gattCache.store(learned, for: key) } else { gattCache.remove(key) }
+    }
+
+    /// Whose record this link's handles are: the bonded phone's identity,
+    /// or the bond a pairing on this link stored (the newest).
+    private var cacheKey: DeviceAddress? {
+        if !controller.config.enabled { return phone.isEncrypted ? GATTCache.unixLinkPhone : nil }
+        if let address = peerAddress, controller.bonds.firstIndex(of: address) != nil { return address }
+        guard bondStoredOnLink, controller.bonds.count > 0 else { return nil }
+        return controller.bonds[controller.bonds.count - 1].address
+    }
+
+    public var gattCacheNeedsSaving: Bool { gattCache.needsSaving }
+
+    /// The cache file, with the bonded phones' records only.
+    public func serializeGATTCache(into out: inout ByteBuffer) -> Bool {
+        let unix = !controller.config.enabled
+        return gattCache.serialize(into: &out) { address in
+            unix ? address == GATTCache.unixLinkPhone : controller.bonds.firstIndex(of: address) != nil
+        }
+    }
+
+    /// Written, or could not be: either way not tried again until the
+    /// cache changes (the platform logs a failure).
+    public mutating func gattCacheSaveAttempted() { gattCache.saved() }
+
     public mutating func linkDown<S: EventSink & ~Copyable>(reason: EndReason, now: Instant, into effects: inout Effects<S>) {
         linkFromKnownPhone = false
+        if controller.config.enabled { peerAddress = nil }
         phone.linkDown(reason: reason, now: now, handler: &alerts, effects: &effects)
         if reason == .notSecured || reason == .ancsUnavailable { controller.dropConnection() }
         phoneWatch.linkEnded(now: now, excused: controller.isPairingMode || stopping || reason.endedByWearable)
@@ -157,12 +214,17 @@ public struct WearableCore: ~Copyable {
                 if on { phoneWatch.cancel() }
             case .consent, .controllerGone:
                 if !controller.isPairingMode { alerts.stopPairing(now: now) }
-            case .connected(bonded: true, _):
+            case .connected(bonded: true, let address):
                 linkFromKnownPhone = true
+                peerAddress = address
                 phone.peerBonded(now: now)
+                offerCachedHandles()
                 phoneConnected(now: now, into: &effects)
-            case .connected(bonded: false, _):
+            case .connected(bonded: false, let address):
                 linkFromKnownPhone = false
+                peerAddress = address
+            case .bondStored:
+                bondStoredOnLink = true
             default:
                 break
             }
@@ -328,6 +390,7 @@ public struct WearableCore: ~Copyable {
     // MARK: Outputs
 
     private mutating func applyPatterns<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
+        keepHandles()
         if !phoneKnown, phone.state == .live {
             phoneKnown = true
             phoneWatch.markPhone()

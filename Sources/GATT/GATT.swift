@@ -31,6 +31,8 @@ public enum GATTUUID {
     public static let deviceName: UInt16 = 0x2A00
     public static let appearance: UInt16 = 0x2A01
     public static let serviceChanged: UInt16 = 0x2A05
+    /// Database Hash (GATT caching): 16 bytes that change with the database.
+    public static let databaseHash: UInt16 = 0x2B2A
     public static let batteryService: UInt16 = 0x180F
     public static let batteryLevel: UInt16 = 0x2A19
 }

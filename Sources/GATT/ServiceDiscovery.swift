@@ -2,7 +2,9 @@
 // Discovery of one primary service and up to four wanted characteristics
 // with their CCCDs (GATT client procedures: Discover Primary Service by
 // Service UUID, Discover All Characteristics of a Service, Discover All
-// Characteristic Descriptors).
+// Characteristic Descriptors). What it found can be kept and given back
+// on a later link (`snapshot`, `restore`): a bonded phone's handles do not
+// change unless its Service Changed says so (Core Vol 3 Part G 2.5.2).
 
 import ATT
 import Bounded
@@ -27,6 +29,29 @@ public struct DiscoveredCharacteristic: Equatable, Sendable {
         self.properties = properties
         self.endHandle = endHandle
         self.cccdHandle = cccdHandle
+    }
+}
+
+/// What discovery found of one service: where it lies and its wanted
+/// characteristics (in the order they were wanted), to be restored on a
+/// later link. `start == 0`: the phone had no such service.
+public struct DiscoveredService: Equatable, Sendable {
+    public var start: UInt16
+    public var end: UInt16
+    public var characteristics: InlineArray<4, DiscoveredCharacteristic?>
+
+    public init(start: UInt16, end: UInt16, characteristics: InlineArray<4, DiscoveredCharacteristic?> = InlineArray(repeating: nil)) {
+        self.start = start
+        self.end = end
+        self.characteristics = characteristics
+    }
+
+    public var isPresent: Bool { start != 0 }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        guard a.start == b.start, a.end == b.end else { return false }
+        for i in 0..<4 where a.characteristics[i] != b.characteristics[i] { return false }
+        return true
     }
 }
 
@@ -67,6 +92,8 @@ public struct ServiceDiscovery: Sendable {
     private var steps = 0
     /// Index into `found` of the last characteristic seen whose end is open.
     private var openEnd: Int? = nil
+    /// Finished with an answer (done or not found), not a failure.
+    private var complete = false
 
     public init(service: ATTUUID, wanted: InlineArray<4, ATTUUID?>) {
         self.service = service
@@ -82,6 +109,7 @@ public struct ServiceDiscovery: Sendable {
         phase = .findService
         steps = 0
         openEnd = nil
+        complete = false
     }
 
     public func characteristic(_ uuid: ATTUUID) -> DiscoveredCharacteristic? {
@@ -90,6 +118,35 @@ public struct ServiceDiscovery: Sendable {
     }
 
     public var isFinished: Bool { phase == .finished }
+
+    /// What was found, once discovery ended with an answer (the service and
+    /// its characteristics, or that there is no such service); nil while it
+    /// runs, after a failure, or before it started.
+    public var snapshot: DiscoveredService? {
+        guard phase == .finished, complete else { return nil }
+        var characteristics = InlineArray<4, DiscoveredCharacteristic?>(repeating: nil)
+        for i in 0..<Self.maxWanted { characteristics[i] = found[i] }
+        return DiscoveredService(start: serviceStart, end: serviceEnd, characteristics: characteristics)
+    }
+
+    /// Takes what an earlier link found as found now, without a request.
+    /// A cached characteristic that is not the one wanted in its place, or
+    /// whose handles are not inside the service, is dropped (a damaged
+    /// cache): the caller finds the gap as a missing characteristic.
+    public mutating func restore(_ cached: DiscoveredService) {
+        restart()
+        serviceStart = cached.start
+        serviceEnd = cached.start == 0 ? 0 : cached.end
+        for i in 0..<Self.maxWanted {
+            guard let c = cached.characteristics[i], wanted[i] == c.uuid, cached.start != 0,
+                c.declarationHandle > cached.start, c.valueHandle > c.declarationHandle, c.endHandle >= c.valueHandle,
+                c.endHandle <= cached.end, c.cccdHandle == 0 || (c.cccdHandle > c.valueHandle && c.cccdHandle <= c.endHandle)
+            else { continue }
+            found[i] = c
+        }
+        phase = .finished
+        complete = true
+    }
 
     /// Writes the next request into `out`. False when nothing is to be sent.
     public mutating func nextRequest(into out: inout ByteBuffer, mtu: Int) -> Bool {
@@ -138,6 +195,7 @@ public struct ServiceDiscovery: Sendable {
             return .continuing
         case (.findService, .errorResponse(_, _, let code)) where code == ATTErrorCode.attributeNotFound:
             phase = .finished
+            complete = true
             return .serviceNotFound
         case (.characteristics(let next), .readByTypeResponse(let entryLength, let entries)):
             guard entryLength == 7 || entryLength == 21 else { return fail(.malformedResponse) }
@@ -216,6 +274,7 @@ public struct ServiceDiscovery: Sendable {
             i += 1
         }
         phase = .finished
+        complete = true
         return .done
     }
 }

@@ -97,6 +97,11 @@ public struct PhoneCore: ~Copyable {
     /// ANCS was taken out of the database by `hide-ancs` (not by a scenario).
     var ancsHiddenByQuirk = false
     var bondedAtConnection = false
+    /// The bonded wearable's Service Changed subscription, kept while it is
+    /// away, and the range that changed meanwhile (indicated once the link
+    /// is encrypted again), as iOS does for a bonded client.
+    var bondedServiceChangedCCCD: UInt16 = 0
+    var changedWhileAway: ServiceChangedRange? = nil
     var encryptDelayMs: Int64 = 0
     /// `drop-subscription`: the phone has no session for the wearable until
     /// it subscribes Notification Source again.
@@ -162,7 +167,11 @@ public struct PhoneCore: ~Copyable {
     public func categoryCount(_ category: CategoryID) -> UInt8 { store.categoryCount(category) }
 
     /// Forgets the bond: the next connection pairs again.
-    public mutating func forgetBond() { isBonded = false }
+    public mutating func forgetBond() {
+        isBonded = false
+        bondedServiceChangedCCCD = 0
+        changedWhileAway = nil
+    }
 
     var ancsAllowed: Bool { !config.requiresSecurity || security == .secured }
 
@@ -190,6 +199,7 @@ public struct PhoneCore: ~Copyable {
         bearer.reset()
         controlPoint.resetLink()
         database.resetSubscriptions()
+        if isBonded { database.restoreServiceChangedSubscription(bondedServiceChangedCCCD) }
         media.resetLink()
         clock.dropOwed()
         sessionLost = false
@@ -204,6 +214,7 @@ public struct PhoneCore: ~Copyable {
         }
         emit(.connected(bonded: isBonded))
         if config.requiresSecurity && isBonded && security == .secured { emit(.secured(newlyPaired: false)) }
+        if security == .secured { indicateChangeWhileAway() }
         applyANCSHiding()
         if config.browsePeer {
             browser.start(exchangeMTU: true)
@@ -230,6 +241,7 @@ public struct PhoneCore: ~Copyable {
         guard isConnected else { return }
         isConnected = false
         if isPairing { emit(.dropped(what: "pairing", reason: "link-lost")) }
+        bondedServiceChangedCCCD = isBonded ? database.serviceChangedCCCDValue : 0
         security = .open
         bearer.reset()
         controlPoint.resetLink()

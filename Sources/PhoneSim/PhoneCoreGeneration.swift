@@ -90,6 +90,14 @@ extension PhoneCore {
 
     // MARK: Service Changed
 
+    /// The change made while the bonded wearable was away, indicated now
+    /// that its link is encrypted (its subscription was kept).
+    mutating func indicateChangeWhileAway() {
+        guard let range = changedWhileAway else { return }
+        changedWhileAway = nil
+        indicateChange(start: range.start, end: range.end)
+    }
+
     mutating func changeANCS(remove: Bool, add: Bool) {
         var changed = false
         if remove, database.ancsPresent {
@@ -126,7 +134,15 @@ extension PhoneCore {
     /// Queues a Service Changed indication for the range, if a wearable is
     /// connected and asked for them.
     mutating func indicateChange(start: UInt16, end: UInt16) {
-        guard isConnected else { return }
+        guard isConnected else {
+            // Owed to the bonded wearable at its next encrypted link.
+            guard isBonded, bondedServiceChangedCCCD & CCCDValue.indications != 0 else { return }
+            let range = changedWhileAway.map {
+                ServiceChangedRange(start: min($0.start, start), end: max($0.end, end))
+            } ?? ServiceChangedRange(start: start, end: end)
+            changedWhileAway = range
+            return
+        }
         guard isSubscribed(.serviceChanged) else {
             outputs.counters.indicationsNotSubscribed &+= 1
             emit(.dropped(what: "service-changed", reason: "not-subscribed"))

@@ -80,6 +80,7 @@ extension PhoneCore {
         isBonded = true
         emit(.secured(newlyPaired: !reencrypt))
         applyANCSHiding()
+        indicateChangeWhileAway()
         // A local copy: processing mutates self, which owns the queue.
         var pdu = InlineBytes<517>()  // ATTMTU.maximum (a generic argument must be a literal)
         while !held.isEmpty, isConnected, security == .secured {

@@ -232,6 +232,10 @@ public struct PhoneDatabase: Sendable {
     }
 
     /// A new link: every CCCD back to off (the bond does not keep them here).
+    /// A bonded client's Service Changed subscription persists across links
+    /// (Core Vol 3 Part G 3.3.3.3): given back at its reconnection.
+    mutating func restoreServiceChangedSubscription(_ value: UInt16) { serviceChangedCCCDValue = value }
+
     public mutating func resetSubscriptions() {
         serviceChangedCCCDValue = 0
         notificationSourceCCCDValue = 0

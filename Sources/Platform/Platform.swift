@@ -64,6 +64,10 @@ public protocol Platform: ~Copyable {
     /// Replaces the bond state file atomically; false when it could not
     /// (the old file stands; the caller tries again later).
     mutating func saveBonds(_ contents: borrowing ByteBuffer) -> Bool
+    /// Replaces the bonded phones' handle cache file atomically; false when
+    /// it could not (the old file stands; the handles are only a shortcut,
+    /// so the caller waits for the next change).
+    mutating func saveGATTCache(_ contents: borrowing ByteBuffer) -> Bool
     /// The wearable is up (doing its job, whatever the controller's
     /// state): tell the service manager.
     mutating func notifyReady()

@@ -14,6 +14,7 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
     private var trace: BtsnoopWriter?
     private var mgmt: MgmtSocket
     private let bondsPath: String?
+    private let gattCachePath: String?
     private var service: ServiceManager
     private var battery: BatteryFiles
     /// Returns from poll(2), for the idle-wakeup figures.
@@ -26,14 +27,14 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
     /// tests leave it off.
     /// `tracePath`: write every ATT PDU to this btsnoop file. `mgmt`: the
     /// controller's management socket (`.none` on the UNIX link).
-    /// `bondsPath`: where `saveBonds` writes. `serviceManager`: where READY
+    /// `bondsPath`: where `saveBonds` writes; `gattCachePath`, `saveGATTCache`. `serviceManager`: where READY
     /// and STATUS go (nil: $NOTIFY_SOCKET and $WATCHDOG_USEC; tests name
     /// their own socket rather than set the environment other suites read).
     /// `battery`: which power supply `readBattery` reads, under
     /// `powerSupplyRoot`.
     public init(
         link: consuming Link, lines: consuming Lines, handleSignals: Bool, tracePath: String? = nil,
-        mgmt: consuming MgmtSocket = .none, bondsPath: String? = nil,
+        mgmt: consuming MgmtSocket = .none, bondsPath: String? = nil, gattCachePath: String? = nil,
         serviceManager: (notifySocket: String?, watchdogUsec: String?)? = nil,
         battery: BatteryChoice = .none, powerSupplyRoot: String = PowerSupplyReader.defaultRoot
     ) throws(SystemError) {
@@ -46,6 +47,7 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
         trace = try tracePath.map { (path) throws(SystemError) in try BtsnoopWriter(path: path) }
         self.mgmt = mgmt
         self.bondsPath = bondsPath
+        self.gattCachePath = gattCachePath
         self.battery = BatteryFiles(choice: battery, root: powerSupplyRoot)
         let start = Instant(ms: Sys.monotonicMs())
         if let serviceManager {
@@ -112,6 +114,17 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
             return true
         } catch {
             Log.error("bonds not saved: \(error)")
+            return false
+        }
+    }
+
+    public mutating func saveGATTCache(_ contents: borrowing ByteBuffer) -> Bool {
+        guard let gattCachePath else { return true }
+        do {
+            try StateFile.write(gattCachePath, contents)
+            return true
+        } catch {
+            Log.warning("GATT handle cache not saved (the phone's services are discovered again at its next link): \(error)")
             return false
         }
     }

@@ -11,6 +11,8 @@ import CLinux
 
 public enum StateFile {
     public static let bondsName = "bonds"
+    /// The bonded phones' GATT handles (Firmware's GATTCache), beside the bonds.
+    public static let gattCacheName = "gatt-cache"
 
     public static func path(_ directory: String, _ name: String = bondsName) -> String { directory + "/" + name }
 

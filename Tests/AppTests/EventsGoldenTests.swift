@@ -33,6 +33,7 @@ private func caseName(_ event: FirmwareEvent) -> String {
         case .secured: "link.secured"
         case .mtu: "link.mtu"
         case .discovered: "link.discovered"
+        case .handles: "link.handles"
         case .ancsAbsent: "link.ancsAbsent"
         case .subscribed: "link.subscribed"
         case .permissionWaiting: "link.permissionWaiting"
@@ -90,7 +91,7 @@ private func caseName(_ event: FirmwareEvent) -> String {
 
 /// The names `caseName` can return: kept beside the switch.
 private let allCaseNames: Set<String> = [
-    "link.connected", "link.secured", "link.mtu", "link.discovered", "link.ancsAbsent", "link.subscribed",
+    "link.connected", "link.secured", "link.mtu", "link.discovered", "link.handles", "link.ancsAbsent", "link.subscribed",
     "link.permissionWaiting", "link.controlPointNotPermitted", "link.controlPointPermitted", "link.ended",
     "link.notification", "link.command.actionDelivered", "link.command.attributesReceived",
     "link.command.appNameReceived", "link.command.probeAnswered", "link.command.probeFailed", "link.command.failed",
@@ -169,6 +170,8 @@ struct EventsGoldenTests {
             .link(.connected),
             .link(.mtu(185)),
             .link(.secured),
+            .link(.handles(.cached)),
+            .link(.handles(.stale(.hashChanged))),
             .link(.discovered),
             .link(.ancsAbsent),
             .link(.permissionWaiting(retryInMs: 5_000)),

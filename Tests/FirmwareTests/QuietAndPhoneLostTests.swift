@@ -148,7 +148,7 @@ struct PhoneLostDebounceTests {
         rig.core.linkUp(now: rig.now, into: &rig.effects)
         rig.core.securityChanged(encrypted: true, now: rig.now, into: &rig.effects)
         rig.settle()
-        _ = rig.play(Script.bringUp)
+        _ = rig.play(Script.cachedReconnection)
     }
 
     
@@ -186,7 +186,7 @@ struct PhoneLostDebounceTests {
             rig.core.linkUp(now: rig.now, into: &rig.effects)
             rig.core.securityChanged(encrypted: true, now: rig.now, into: &rig.effects)
             rig.settle()
-            _ = rig.play(Script.bringUp)
+            _ = rig.play(Script.cachedReconnection)
             buzzed = rig.everOn("vibration", forMs: 5_000) || buzzed
         }
         #expect(buzzed == false)
@@ -209,7 +209,7 @@ struct PhoneLostDebounceTests {
         rig.core.linkUp(now: rig.now, into: &rig.effects)
         rig.core.securityChanged(encrypted: true, now: rig.now, into: &rig.effects)
         rig.settle()
-        _ = rig.play(Script.bringUp)
+        _ = rig.play(Script.cachedReconnection)
         #expect(rig.events.filter { $0 == .phoneLost(false) }.count == 2)
         // Back for five minutes: the next loss buzzes again.
         rig.advance(ms: 5 * 60_000)

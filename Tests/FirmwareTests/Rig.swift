@@ -165,5 +165,9 @@ enum Script {
     ]
 
     static let bringUp: [Step] = [.firmware("02 05 02"), .phone("03 B9 00")] + gatt + ancsDiscovery + subscribe
+
+    /// The same phone back, bonded and encrypted: the handles of the last
+    /// link stand in for discovery (no Database Hash on this phone).
+    static let cachedReconnection: [Step] = [.firmware("02 05 02"), .phone("03 B9 00")] + subscribe
 }
 
