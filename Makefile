@@ -153,8 +153,10 @@ PI_MODULES ?= $(filter-out PhoneSim,$(CORE_MODULES)) PlatformLinux App wristlink
 PI_SUITES ?= trixie bookworm
 # Issue 9's goal is 256 KiB; the whole firmware is over it today (see
 # docs/pi-build.md "Size"), so the check guards against growth instead.
+# 672 KiB since the handle cache (2026-12-03): the file grows in 16 KiB
+# steps (segment alignment), and that code crossed one.
 PI_GOAL_BYTES ?= 262144
-PI_MAX_BYTES ?= 655360
+PI_MAX_BYTES ?= 688128
 
 pi-deps:
 	@scripts/pi-deps
