@@ -27,7 +27,8 @@ Results (all in --results DIR):
   events.jsonl       one JSON object per event (connected, paired, subscribed,
                      ns_sent, cp_write, cp_error, ds_sent, ams_command,
                      ams_entity_sent, cts_read, disconnected, battery_read,
-                     battery_notified, wearable_service_changed, ...)
+                     battery_notified, wearable_service_changed,
+                     att_request, att_error, service_changed_pending, ...)
   cp_writes.txt      every Control Point write, hex, one per line
   phone-summary.json final state and whether every step of the scenario passed
 
@@ -106,6 +107,10 @@ BATTERY_SERVICE = 0x180F
 BATTERY_LEVEL = 0x2A19
 GATT_SERVICE = 0x1801
 SERVICE_CHANGED = 0x2A05
+
+# The filler service of `move_ancs` (a service of no meaning that moves ANCS).
+FILLER_SERVICE = "5C7E0001-3D0B-4C41-9A5E-57A11F1E0001"
+FILLER_CHARACTERISTIC = "5C7E0002-3D0B-4C41-9A5E-57A11F1E0001"
 
 # Attribute IDs that carry a 2-byte max length in Get Notification Attributes
 NOTIF_ATTR_WITH_LEN = {1, 2, 3}
@@ -336,10 +341,78 @@ class Phone:
         # Per link: whether the phone, as a GATT client, has the wearable's
         # Service Changed indications on (`battery` step).
         self.watching_service_changed = False
+        # Service Changed of the phone's own database, per bonded client
+        # (the wearable), by its address: the CCCD value it last wrote,
+        # kept across links as the Core spec asks of a server for a bonded
+        # client (Vol 3, Part G, 7.1: Bumble forgets it at each
+        # disconnection), and the handle range changed while that client was
+        # away, indicated once the link is encrypted again.
+        self.sc_cccd_by_peer: dict[str, bytes] = {}
+        self.sc_pending: dict[str, tuple[int, int]] = {}
+        self.fillers = 0
         self.build_ams()
         self.build_cts()
+        self.record_att()
         device.on("characteristic_subscription", self.on_subscription)
         device.on("connection", self.on_connection)
+
+    def record_att(self) -> None:
+        """Every ATT request the phone's GATT server receives becomes an
+        `att_request` event (op: the request's name without ATT_ and
+        _REQUEST, link: the connection handle, and its fields: handle, end,
+        type, value as hex...), recorded before Bumble handles it; every
+        Error Response it sends becomes an `att_error` (request, handle,
+        code). Commands, confirmations and the phone's own requests to the
+        wearable are not requests received here.
+
+        Also what Bumble 0.0.236 leaves out (its Write Request handler has
+        "TODO: check permissions"): a write to an attribute that is not
+        writable (a service or characteristic declaration, a read-only
+        value) is refused with 0x03 Write Not Permitted, as an iPhone
+        refuses it, instead of overwriting the declaration. A wearable that
+        writes to a stale cached handle sees that error."""
+        server = self.device.gatt_server
+        handle_pdu, send_response = server.on_gatt_pdu, server.send_response
+
+        def not_writable(pdu) -> bool:
+            if pdu.op_code not in (att.Opcode.ATT_WRITE_REQUEST, att.Opcode.ATT_WRITE_COMMAND):
+                return False
+            attribute = server.get_attribute(pdu.attribute_handle)
+            return attribute is not None and not attribute.permissions & att.Attribute.Permissions.WRITEABLE
+
+        def on_gatt_pdu(bearer, pdu) -> None:
+            if pdu.op_code in att.ATT_REQUESTS:
+                fields = {}
+                for f in dataclasses.fields(pdu):
+                    if f.name in ("op_code", "name", "_payload"):
+                        continue
+                    value = getattr(pdu, f.name, None)
+                    key = {"attribute_handle": "handle", "starting_handle": "handle",
+                           "ending_handle": "end", "attribute_type": "type",
+                           "attribute_group_type": "type", "attribute_value": "value"}.get(f.name, f.name)
+                    fields[key] = (value.hex() if isinstance(value, (bytes, bytearray))
+                                   else str(value) if isinstance(value, core.UUID)
+                                   else value if isinstance(value, int) else repr(value))
+                op = att.Opcode(pdu.op_code).name.removeprefix("ATT_").removesuffix("_REQUEST")
+                self.rec.event("att_request", op=op, link=getattr(bearer, "handle", None), **fields)
+            if not_writable(pdu):
+                if pdu.op_code == att.Opcode.ATT_WRITE_REQUEST:
+                    server.send_response(bearer, att.ATT_Error_Response(
+                        request_opcode_in_error=pdu.op_code, attribute_handle_in_error=pdu.attribute_handle,
+                        error_code=att.ErrorCode.WRITE_NOT_PERMITTED))
+                return None
+            return handle_pdu(bearer, pdu)
+
+        def send(bearer, response) -> None:
+            if isinstance(response, att.ATT_Error_Response):
+                self.rec.event("att_error", link=getattr(bearer, "handle", None),
+                               request=att.Opcode(response.request_opcode_in_error).name,
+                               handle=response.attribute_handle_in_error,
+                               code=f"0x{response.error_code:02X}")
+            return send_response(bearer, response)
+
+        server.on_gatt_pdu = on_gatt_pdu
+        server.send_response = send
 
     # -- GATT database ------------------------------------------------------
     def require_encryption(self, bearer) -> None:
@@ -435,6 +508,67 @@ class Phone:
         self.rec.event("ancs_removed", start=start, end=end)
         return start, end
 
+    def add_filler(self) -> tuple[int, int]:
+        """A service of no meaning (one readable characteristic), added
+        last: with ANCS taken out first and added after it, ANCS moves up
+        by its 3 handles (`move_ancs`)."""
+        self.fillers += 1
+        value = gatt.Characteristic(FILLER_CHARACTERISTIC, gatt.Characteristic.Properties.READ,
+                                    gatt.Characteristic.READABLE, bytes([self.fillers]))
+        service = gatt.Service(FILLER_SERVICE, [value])
+        self.device.add_service(service)
+        rng = (service.handle, service.end_group_handle)
+        self.rec.event("filler_added", start=rng[0], end=rng[1])
+        return rng
+
+    @staticmethod
+    def peer_key(connection) -> str:
+        """A client's address as the keystore names it, without the type."""
+        return str(connection.peer_address).split("/")[0].upper()
+
+    async def database_changed(self, start: int, end: int) -> None:
+        """The database changed over `start`..`end`: indicated now to the
+        client on the link (when it has indications on), and kept for every
+        other client that had them on, to be indicated when it is back
+        (`on_encrypted`), as an iPhone does for a bonded accessory."""
+        current = self.peer_key(self.connection) if self.connection is not None else None
+        await self.indicate_service_changed(start, end)
+        for peer, value in self.sc_cccd_by_peer.items():
+            if peer == current or not value[0] & 0x02:
+                continue
+            old = self.sc_pending.get(peer)
+            rng = (min(start, old[0]), max(end, old[1])) if old else (start, end)
+            self.sc_pending[peer] = rng
+            self.rec.event("service_changed_pending", peer=peer, start=rng[0], end=rng[1])
+
+    def on_encrypted(self, connection) -> None:
+        """A link encrypted with the bond: the client's Service Changed CCCD
+        as it left it, then the changes made while it was away."""
+        if not connection.is_encrypted or connection is not self.connection:
+            return
+        peer = self.peer_key(connection)
+        sc = self.device.gatt_service.service_changed_characteristic
+        value = self.sc_cccd_by_peer.get(peer)
+        cccds = self.device.gatt_server.subscribers.setdefault(connection, {})
+        if value is not None and sc.handle not in cccds:
+            cccds[sc.handle] = value
+            self.rec.event("service_changed_cccd_restored", peer=peer, value=value.hex())
+        pending = self.sc_pending.pop(peer, None)
+        if pending is not None:
+            asyncio.create_task(self.indicate_pending(connection, peer, pending))
+
+    async def indicate_pending(self, connection, peer: str, rng: tuple[int, int]) -> None:
+        sc = self.device.gatt_service.service_changed_characteristic
+        value = struct.pack("<HH", *rng)
+        try:
+            await asyncio.wait_for(self.device.indicate_subscriber(connection, sc, value), 10)
+        except Exception as e:  # noqa: BLE001
+            self.rec.event("service_changed_failed", error=repr(e), pending=True)
+            if connection is not self.connection:  # gone before it confirmed: owed still
+                self.sc_pending.setdefault(peer, rng)
+            return
+        self.rec.event("service_changed_indicated", start=rng[0], end=rng[1], pending=True, peer=peer)
+
     async def indicate_service_changed(self, start: int, end: int) -> None:
         sc = self.device.gatt_service.service_changed_characteristic
         if self.connection is None:
@@ -502,6 +636,9 @@ class Phone:
                 id(self.ct): "current_time"}.get(id(characteristic))
         if name is None and characteristic is self.device.gatt_service.service_changed_characteristic:
             name = "service_changed"
+            if hasattr(bearer, "peer_address"):
+                self.sc_cccd_by_peer[self.peer_key(bearer)] = bytes(
+                    [(0x01 if notify else 0) | (0x02 if indicate else 0), 0])
         self.rec.event("subscription", characteristic=name or str(characteristic.uuid),
                        notify=notify, indicate=indicate)
         if characteristic is self.ns:
@@ -744,6 +881,7 @@ class Phone:
         connection.on("connection_encryption_change", lambda *a: self.rec.event(
             "encryption_change", encrypted=connection.is_encrypted,
             authenticated=connection.authenticated))
+        connection.on("connection_encryption_change", lambda *a: self.on_encrypted(connection))
         connection.on("connection_encryption_failure", lambda error: self.rec.event(
             "encryption_failed", error=str(error)))
         connection.on("connection_att_mtu_update", lambda *a: self.rec.event(
@@ -887,6 +1025,8 @@ class Phone:
                 deleted.append(name)
         left = [name for name, _ in await self.device.keystore.get_all()
                 if name.upper().split("/")[0] == peer]
+        self.sc_cccd_by_peer.pop(peer, None)  # no bond, nothing kept for it
+        self.sc_pending.pop(peer, None)
         self.rec.event("forgot", peer=peer, deleted=deleted, left=left)
 
     async def rotate_rpa(self) -> None:
@@ -1046,10 +1186,15 @@ class Phone:
             await self.rotate_rpa()
         elif do == "remove_ancs":
             start, end = self.remove_ancs()
-            await self.indicate_service_changed(start, end)
+            await self.database_changed(start, end)
         elif do == "add_ancs":
             start, end = self.add_ancs()
-            await self.indicate_service_changed(start, end)
+            await self.database_changed(start, end)
+        elif do == "move_ancs":
+            start, end = self.remove_ancs()
+            self.add_filler()
+            _, new_end = self.add_ancs()
+            await self.database_changed(start, max(end, new_end))
         else:
             raise ValueError(f"unknown step {do!r}")
 

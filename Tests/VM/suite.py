@@ -80,6 +80,12 @@ TEST_BATTERY = "/sys/class/power_supply/test_battery"
 BATTERY_POLL_S = 5.0
 BATTERY_SERVICE_HANDLES = (0x000A, 0x000D)
 BATTERY_LEVEL_HANDLE, BATTERY_CCCD_HANDLE = 0x000C, 0x000D
+# The bonded-reconnect case (issue 30): the most ATT requests the phone may
+# receive from the wearable between the connection and the Notification
+# Source CCCD write of a bonded reconnection with an unchanged database:
+# Exchange MTU, at most one validation read (Database Hash), the Data Source
+# and Notification Source CCCD writes.
+BONDED_RECONNECT_MAX_REQUESTS = 4
 
 
 class CaseFailed(Exception):
@@ -1805,6 +1811,175 @@ class Suite:
         log.info("%s", line)
         check(not changed, f"Service Changed indicated although the battery never went away: {[r['hex'] for r in changed]}")
 
+    @staticmethod
+    def describe_request(r: dict) -> str:
+        """One ATT request as the summary prints it: `WRITE 0x0030=0100`,
+        `READ_BY_TYPE 0x0001-0xffff 2b2a`, `EXCHANGE_MTU 517`."""
+        op = r["op"]
+        if op == "EXCHANGE_MTU":
+            return f"{op} {r.get('client_rx_mtu')}"
+        text = op + (f" 0x{r['handle']:04x}" if isinstance(r.get("handle"), int) else "")
+        text += f"-0x{r['end']:04x}" if isinstance(r.get("end"), int) else ""
+        if "type" in r:
+            text += " " + r["type"].split(" ")[0]
+        if "value" in r:
+            text += ("=" if op == "WRITE" else " ") + r["value"]
+        return text
+
+    async def bonded_link(self, label: str, uid: int) -> dict:
+        """Phone 1 (bonded, disconnected) connects and encrypts with its
+        bond; the firmware's session must reach `subscribed`, the phone's
+        Notification Source CCCD be written, AMS and CTS come up (`media`
+        state, `time`), and a notification (`uid`) posted afterwards reach
+        the firmware. The ATT requests the phone received on that link:
+        `ancs` up to and including the Notification Source CCCD write (the
+        one that subscribed it), `all` to the end of the bring-up."""
+        s, fw, p1 = self, self.fw, self.p1
+        fm = fw.mark()
+        pm = await s.connect(p1)
+        check(p1.since(pm, "encrypting_with_bond"), f"{label}: the phone did not use its bond")
+        link = p1.since(pm, "connected")[0]["handle"]
+        s.note(f"{label}: wait for the session")
+        await fw.wait(30, fm, "session", state="subscribed")
+        await p1.step(do="wait_subscribed", timeout=15)
+        sub = await p1.wait(5, pm, "subscription", characteristic="notification_source", notify=True)
+        history = p1.rec.history[pm:]
+        at = next(i for i, r in enumerate(history) if r is sub)
+        ancs = [r for r in history[:at] if r["event"] == "att_request" and r.get("link") == link]
+        # What a write or read at a handle that means something else now
+        # leaves behind before ANCS is live: an error to a Write or Read
+        # Request (0x05, encryption not yet there, is the count's business),
+        # a Control Point, AMS or CTS use, another characteristic subscribed.
+        stray = [f"{r['request'].removeprefix('ATT_')} 0x{r['handle']:04x} {r['code']}" for r in history[:at]
+                 if r["event"] == "att_error" and r.get("link") == link
+                 and r["request"] in ("ATT_WRITE_REQUEST", "ATT_READ_REQUEST") and r["code"] != "0x05"]
+        stray += [f"{r['event']} {r.get('hex', r.get('what', ''))}".strip() for r in history[:at]
+                  if r["event"] in ("cp_write", "ams_command", "ams_entity_update", "ams_entity_attribute", "cts_read")]
+        stray += [f"subscription {r['characteristic']}" for r in history[:at] if r["event"] == "subscription"
+                  and r["characteristic"] not in ("data_source", "service_changed")]
+        check(not p1.since(pm, "paired"), f"{label}: paired again")
+        check(not fw.since(fm, "pairing", state="consent-requested"), f"{label}: asked for consent")
+        s.note(f"{label}: AMS and CTS come up")
+        await s.until(lambda: [e for e in fw.since(fm, "media") if "state" in e], 15,
+                      f"{label}: no media state event (AMS) after the session")
+        await fw.wait(15, fm, "time", source="phone")
+        await asyncio.sleep(1.0)  # the bring-up's last writes (Current Time's CCCD)
+        everything = [r for r in p1.since(pm, "att_request") if r.get("link") == link]
+        errors = [r for r in p1.since(pm, "att_error") if r.get("link") == link]
+        s.note(f"{label}: a notification reaches the firmware")
+        m = fw.mark()
+        await s.notify(p1, uid=uid, category="email", app="com.apple.mobilemail", title="Hal",
+                       message=f"After the {label} reconnection", date="20260101T131000")
+        await fw.wait(10, m, "notification", event="added", uid=uid)
+        return {"label": label, "mark": pm, "fw_mark": fm, "link": link, "ancs": ancs, "all": everything,
+                "errors": errors, "stray": stray,
+                "sc_written": bool(p1.since(pm, "subscription", characteristic="service_changed"))}
+
+    async def leave(self) -> None:
+        s, fw = self, self.fw
+        fm = fw.mark()
+        await s.disconnect(s.p1)
+        if s.link_live():
+            await fw.wait(10, fm, "session", state="ended")
+
+    async def case_bonded_reconnect(self) -> None:
+        """Issue 30: a bonded phone back in four round trips. After a full
+        bring-up on one link (the firmware learns the phone's handles), phone
+        1 leaves and comes back: from the connection to the Notification
+        Source CCCD write the phone's GATT server may receive at most
+        BONDED_RECONNECT_MAX_REQUESTS requests (Exchange MTU, one Database
+        Hash read, the two CCCD writes). Again after a firmware restart (the
+        handles come from the state directory's `gatt-cache`). Then the
+        phone's database changes while the wearable is away (a filler
+        service moves ANCS up by 3 handles); back on the link the phone
+        indicates Service Changed over the moved range once encrypted, and
+        the firmware must still subscribe at the new handles and get a
+        notification. On every link, before ANCS is live, nothing may show
+        that the wearable used a handle that means something else now (an
+        error to a Write or Read Request, a Control Point, AMS or CTS use,
+        another characteristic subscribed: a stale cached handle written
+        before it was validated). The counts are printed whatever fails;
+        they and the stale-handle findings are checked last, together.
+        Leaves phone 1's ANCS moved up by 3 handles (filler service)."""
+        s, fw, p1 = self, self.fw, self.p1
+        with open(fw.bonds_path) as f:
+            check(P.PHONE_ADDR.replace(":", "").lower() in f.read().lower(),
+                  "phone 1 is not bonded (case 1 bonds it)")
+        cache = os.path.join(s.state_dir, "gatt-cache")
+        links: list[dict] = []
+        notes: list[str] = []
+        try:
+            s.note("a full bring-up on a fresh link: the firmware learns the phone's handles")
+            await s.leave()
+            links.append(await s.bonded_link("first", 170))
+            await s.leave()
+            s.note("the bonded phone comes back, database unchanged")
+            links.append(await s.bonded_link("unchanged", 171))
+            await s.leave()
+            cache_seen = (f"gatt-cache {os.path.getsize(cache)} bytes, mode {os.stat(cache).st_mode & 0o777:o}"
+                          if os.path.exists(cache) else "no gatt-cache file")
+            notes.append(f"{cache_seen} before the restart")
+            s.note(f"restart the firmware (state directory: {cache_seen})")
+            rc = await fw.stop(10)
+            check(rc == 0, f"firmware exit code {rc} after SIGTERM, wanted 0")
+            await fw.start()
+            await fw.wait(30, 0, "session", state="advertising")
+            check(not fw.since(0, "pairing", state="on"), "pairing mode after the restart although a bond is stored")
+            links.append(await s.bonded_link("restarted", 172))
+            await s.leave()
+
+            s.note("the phone's database changes while the wearable is away: ANCS moves")
+            pm = p1.rec.mark()
+            old_ancs = (p1.phone.ancs.handle, p1.phone.ancs.end_group_handle)
+            await p1.step(do="move_ancs")
+            new_ancs = (p1.phone.ancs.handle, p1.phone.ancs.end_group_handle)
+            check(new_ancs[0] > old_ancs[0], f"ANCS did not move: {old_ancs} -> {new_ancs}")
+            check(p1.since(pm, "service_changed_pending"),
+                  "the phone holds no Service Changed indication for the wearable: it never "
+                  "enabled Service Changed indications on any earlier link")
+            changed = await s.bonded_link("changed", 173)
+            links.append(changed)
+            indicated = p1.since(changed["mark"], "service_changed_indicated", pending=True)
+            failed = p1.since(changed["mark"], "service_changed_failed")
+            check(indicated, f"the phone's Service Changed indication after encryption was not confirmed: {failed}")
+            notes.append(f"Service Changed indicated 0x{indicated[0]['start']:04x}-0x{indicated[0]['end']:04x} "
+                         f"after encryption (ANCS 0x{old_ancs[0]:04x}-0x{old_ancs[1]:04x} -> "
+                         f"0x{new_ancs[0]:04x}-0x{new_ancs[1]:04x})")
+            check(indicated[0]["start"] <= old_ancs[0] and indicated[0]["end"] >= new_ancs[1],
+                  f"Service Changed {indicated[0]['start']}-{indicated[0]['end']} does not cover ANCS's move "
+                  f"{old_ancs} -> {new_ancs}")
+            encrypted = p1.since(changed["mark"], "encryption_change", encrypted=True)
+            check(encrypted and encrypted[0]["t"] <= indicated[0]["t"], "Service Changed indicated before encryption")
+        finally:
+            # The figures of every link that came up, whatever failed after.
+            for x in links:
+                log.info("  . %s link: %d requests to the Notification Source CCCD write: %s; %d in the whole "
+                         "bring-up: %s; error responses: %s", x["label"], len(x["ancs"]),
+                         ", ".join(s.describe_request(r) for r in x["ancs"]), len(x["all"]),
+                         ", ".join(s.describe_request(r) for r in x["all"]),
+                         ", ".join(f"{r['request'].removeprefix('ATT_')} 0x{r['handle']:04x} {r['code']}"
+                                   for r in x["errors"]) or "none")
+            unchanged = [x for x in links if x["label"] == "unchanged"]
+            line = ("INFO bonded-reconnect: ATT requests from the connection to the Notification Source CCCD write "
+                    "[whole bring-up]: " + (", ".join(f"{x['label']} {len(x['ancs'])} [{len(x['all'])}]" for x in links)
+                                            or "no link came up")
+                    + (f"; unchanged: {', '.join(s.describe_request(r) for r in unchanged[0]['ancs'])}" if unchanged else "")
+                    + f"; Service Changed CCCD written on: {', '.join(x['label'] for x in links if x['sc_written']) or 'none'}"
+                    + "".join(f"; {n}" for n in notes)
+                    + "".join(f"; {x['label']}: before ANCS was live the wearable used handles that meant something "
+                              f"else: {', '.join(x['stray'])}" for x in links if x["stray"]))
+            s.summary.write(line + "\n")
+            log.info("%s", line)
+        problems = [f"{x['label']}: the wearable used handles that meant something else before ANCS was live "
+                    f"(stale cached handles, written before it validated them): {', '.join(x['stray'])}"
+                    for x in links if x["stray"]]
+        over = [f"{x['label']} {len(x['ancs'])}" for x in links
+                if x["label"] in ("unchanged", "restarted") and len(x["ancs"]) > BONDED_RECONNECT_MAX_REQUESTS]
+        if over:
+            problems.append(f"ATT requests before the Notification Source CCCD write on a bonded reconnection: "
+                            f"{', '.join(over)}, wanted at most {BONDED_RECONNECT_MAX_REQUESTS}")
+        check(not problems, "; ".join(problems))
+
     # -- the whole run ------------------------------------------------------------
     async def run(self) -> bool:
         t0 = time.monotonic()
@@ -1813,6 +1988,8 @@ class Suite:
         # Run in this order, not by number: case 10 needs pairing mode off,
         # which it is after case 5's restart; after case 6 (which opens it
         # for 120 s with the buttons) it had to wait ~40 s for the window.
+        # Case 17 moves phone 1's ANCS and restarts the firmware, case 16
+        # leaves the battery low: both near the end, 16 last.
         cases = [
             (1, "cold-start", self.case_cold_start, 120),
             (2, "incoming-call", self.case_call, 60),
@@ -1829,6 +2006,7 @@ class Suite:
             (13, "media-time", self.case_media_time, 45),
             (14, "doctor-test-board", self.case_doctor_test_board, 90),
             (15, "impostor", self.case_impostor, 240),
+            (17, "bonded-reconnect", self.case_bonded_reconnect, 120),
             (16, "battery", self.case_battery, 60),
         ]
         only = set(int(x) for x in self.args.cases.split(",")) if self.args.cases else None
