@@ -52,16 +52,7 @@ public enum LinesOffCommand {
     }
 
     static func linesOff(_ path: String) -> Int32 {
-        let text: String
-        do throws(SystemError) { text = try ProcessControl.readFile(path) } catch {
-            Log.error("cannot read \(path): \(error)")
-            return ExitCode.config
-        }
-        let board: BoardConfig
-        do throws(ConfigErrors) { board = try BoardConfig.parseReportingAll(text) } catch {
-            for line in error.located(in: path) { Log.error(line) }
-            return ExitCode.config
-        }
+        guard let board = BoardFile.load(path) else { return ExitCode.config }
         guard !board.simulated else { return ExitCode.ok }
         do {
             let lines = try GPIODLines(board: board.lines)

@@ -35,17 +35,7 @@ public enum PinoutCommand {
         let a: Arguments
         do { a = try Arguments(args, valued: ["--board"]) } catch { return CLI.fail(error, command: "pinout") }
         let path = a.value("--board") ?? "/etc/wristlink/board.conf"
-        let board: BoardConfig
-        do throws(SystemError) {
-            let text = try ProcessControl.readFile(path)
-            do throws(ConfigErrors) { board = try BoardConfig.parseReportingAll(text) } catch {
-                for line in error.located(in: path) { Log.error(line) }
-                return ExitCode.config
-            }
-        } catch {
-            Log.error("cannot read board file: \(error)")
-            return ExitCode.config
-        }
+        guard let board = BoardFile.load(path) else { return ExitCode.config }
         ProcessControl.writeOut(Pinout.render(board, path: path))
         return 0
     }

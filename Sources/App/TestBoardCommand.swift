@@ -63,17 +63,7 @@ public enum TestBoardCommand {
     public static func main(_ args: ArraySlice<String>) -> Int32 {
         let o: Options
         do { o = try parse(args) } catch { return CLI.fail(error, command: "test-board") }
-        let board: BoardConfig
-        do throws(SystemError) {
-            let text = try ProcessControl.readFile(o.boardPath)
-            do throws(ConfigErrors) { board = try BoardConfig.parseReportingAll(text) } catch {
-                for line in error.located(in: o.boardPath) { Log.error(line) }
-                return ExitCode.config
-            }
-        } catch {
-            Log.error("cannot read board file: \(error)")
-            return ExitCode.config
-        }
+        guard let board = BoardFile.load(o.boardPath) else { return ExitCode.config }
         if !o.simulatedGPIO && board.simulated {
             Log.error("\(o.boardPath) is a simulated board (chip sim); use --gpio sim, or a board file for real lines")
             return ExitCode.usage
