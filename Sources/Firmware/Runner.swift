@@ -89,10 +89,10 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
     /// One wait and everything that was ready. `waitingAtMostMs` caps the
     /// wait (tests drive the loop step by step).
     public mutating func step(waitingAtMostMs cap: Int64? = nil) {
-        var due = earliest(core.deadline, core.batteryPollAt)
+        var due = earliest(core.nextDeadline(), core.batteryPollAt)
         if core.bondsNeedSaving { due = earliest(due, bondSaveRetryAt) }
-        let deadline = cap.map { earliest(due, platform.now().advanced(byMs: $0)) } ?? due
-        platform.wait(until: deadline)
+        if let cap { due = earliest(due, platform.now().advanced(byMs: cap)) }
+        platform.wait(until: due)
         let now = platform.now()
         var taken = 0
         linkInputs: while taken < Self.maxInputsPerStep {
@@ -152,7 +152,7 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
         // An advertising controller says the wearer's status instead, so
         // STATUS= and the double press's pattern agree.
         if var status = effects.status {
-            if status == .advertising { status = .wearer(core.wearerStatus) }
+            if status == .advertising { status = .wearer(core.currentWearerStatus()) }
             if status != statusNotified {
                 statusNotified = status
                 status.write(into: &statusText)

@@ -290,6 +290,15 @@ public struct WearableCore: ~Copyable {
         return earliest(earliest(next, quiet.deadline), phoneWatch.deadline)
     }
 
+    /// `deadline`, for the loop: the same value, asked through `inout` so
+    /// the 8 kB core is read in place (through the getter, the generic
+    /// runner copied the whole core to a temporary on every step: about
+    /// 9,000 instructions of memcpy per step, 2026-12-03).
+    public mutating func nextDeadline() -> Instant? {
+        let next = earliest(earliest(earliest(phone.deadline, alerts.deadline), buttons.deadline), controller.deadline)
+        return earliest(earliest(next, quiet.deadline), phoneWatch.deadline)
+    }
+
     public mutating func advance<S: EventSink & ~Copyable>(now: Instant, into effects: inout Effects<S>) {
         phone.advance(now: now, handler: &alerts, effects: &effects)
         applyPatterns(now: now, into: &effects)
@@ -317,7 +326,13 @@ public struct WearableCore: ~Copyable {
     /// double press plays its pattern, STATUS= says its words. A link
     /// still being brought up counts as not connected: no notification
     /// arrives yet.
-    public var wearerStatus: WearerStatus {
+    /// `wearerStatus` for the loop, read in place (see `nextDeadline`).
+    public mutating func currentWearerStatus() -> WearerStatus { wearerStatusNow() }
+
+    public var wearerStatus: WearerStatus { wearerStatusNow() }
+
+    @inline(__always)
+    private func wearerStatusNow() -> WearerStatus {
         if settingsErrorAtStart { return .settingsError }
         if controller.isPairingMode { return .pairing }
         if battery.isLow { return .batteryLow }

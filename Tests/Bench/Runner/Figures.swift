@@ -76,6 +76,8 @@ struct Figures {
     var binaryBytes = 0
     var instructionsPerNSEvent = 0.0
     var instructionsPerDSByte = 0.0
+    var instructionsPerStep = 0.0
+    var instructionsPerButtonStep = 0.0
 
     var json: String {
         """
@@ -85,7 +87,7 @@ struct Figures {
         "idle_wakeups_60s": \(idleWakeups), "pattern_wakeups_per_step": \(fmt(patternWakeupsPerStep, 3)), \
         "reassembly_mb_s": {"mtu23": \(fmt(reassemblyMTU23)), "mtu185": \(fmt(reassemblyMTU185))}, \
         "rss_kib": {"start": \(rssStart), "after_100k": \(rssAfter100k)}, "binary_bytes": \(binaryBytes), \
-        "instructions": {"per_ns_event": \(fmt(instructionsPerNSEvent)), "per_ds_byte": \(fmt(instructionsPerDSByte, 2))}}
+        "instructions": {"per_ns_event": \(fmt(instructionsPerNSEvent)), "per_ds_byte": \(fmt(instructionsPerDSByte, 2)), "per_step": \(fmt(instructionsPerStep)), "per_button_step": \(fmt(instructionsPerButtonStep))}}
 
         """
     }
@@ -437,14 +439,17 @@ struct Bench {
         let ds185 = cost("ds-mtu185", "wl_cost_ds_response").map { $0 / n / bytes }
         figures.instructionsPerNSEvent = call ?? 0
         figures.instructionsPerDSByte = ds23 ?? 0
+        figures.instructionsPerStep = step ?? 0
+        figures.instructionsPerButtonStep = buttonStep ?? 0
         func s(_ v: Double?, _ p: Int = 0) -> String { v.map { fmt($0, p) } ?? "?" }
         say("instructions.per_ns_event: \(s(call)) | method: callgrind (valgrind \(valgrindVersion(valgrind))), instructions inside wl_cost_ns_event / \(CostRun.count): an NS Added (IncomingCall) through WearableCore on a virtual clock: ATT and NS decoding, table, policy, ring started on two outputs, events and level changes drained as Runner.settle does; Removed \(s(removed)), Added Social (two patterns + unread) \(s(social)); the whole Runner.step() on LinuxPlatform for one event, user space only: \(s(step)); the step that takes a button's release edge and writes Perform Notification Action: \(s(buttonStep))")
         say("instructions.per_ds_byte: \(s(ds23, 2)) | method: callgrind, instructions inside wl_cost_ds_response / (\(CostRun.count) × \(Int(bytes)) bytes): expect() + a realistic response in 20-byte fragments (MTU 23); 182-byte fragments (MTU 185): \(s(ds185, 2))")
-        return call != nil && ds23 != nil
+        return call != nil && ds23 != nil && step != nil && buttonStep != nil
     }
 
     /// Compares the measured instruction counts with the budgets in `path`
-    /// (lines `per_ns_event N` and `per_ds_byte N`; `#` starts a comment).
+    /// (lines `per_ns_event N`, `per_ds_byte N`, `per_step N`,
+    /// `per_button_step N`; `#` starts a comment).
     /// Prints each figure beside its budget; false when one is over, or
     /// when the file cannot be read or names an unknown figure.
     func checkBudgets(path: String) -> Bool {
@@ -466,6 +471,8 @@ struct Bench {
             switch words[0] {
             case "per_ns_event": measured = figures.instructionsPerNSEvent
             case "per_ds_byte": measured = figures.instructionsPerDSByte
+            case "per_step": measured = figures.instructionsPerStep
+            case "per_button_step": measured = figures.instructionsPerButtonStep
             default:
                 say("budgets: \(path):\(index + 1): unknown figure \(words[0])")
                 return false
