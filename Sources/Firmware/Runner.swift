@@ -152,7 +152,7 @@ public struct Runner<P: Platform & ~Copyable, S: EventSink & ~Copyable>: ~Copyab
         // An advertising controller says the wearer's status instead, so
         // STATUS= and the double press's pattern agree.
         if var status = effects.status {
-            if status == .advertising { status = .wearer(core.currentWearerStatus()) }
+            if status == .advertising { status = .wearer(core.wearerStatus) }
             if status != statusNotified {
                 statusNotified = status
                 status.write(into: &statusText)

@@ -326,13 +326,7 @@ public struct WearableCore: ~Copyable {
     /// double press plays its pattern, STATUS= says its words. A link
     /// still being brought up counts as not connected: no notification
     /// arrives yet.
-    /// `wearerStatus` for the loop, read in place (see `nextDeadline`).
-    public mutating func currentWearerStatus() -> WearerStatus { wearerStatusNow() }
-
-    public var wearerStatus: WearerStatus { wearerStatusNow() }
-
-    @inline(__always)
-    private func wearerStatusNow() -> WearerStatus {
+    public var wearerStatus: WearerStatus {
         if settingsErrorAtStart { return .settingsError }
         if controller.isPairingMode { return .pairing }
         if battery.isLow { return .batteryLow }
