@@ -118,7 +118,7 @@ struct LicenceTests {
         #expect(!text.contains("reserved"))
     }
 
-    @Test("SOURCES.txt names each Debian source package of the image manifest once, with its version, and not the firmware")
+    @Test("SOURCES.txt names each Debian source package of the image manifest once, with its version, not the firmware, and the files the image leaves out")
     func sourceOffer() {
         let run = capture("'\(repositoryRoot)/scripts/image-sources' '\(repositoryRoot)/Tests/Image/sample.manifest'")
         #expect(run.status == 0)
@@ -129,6 +129,12 @@ struct LicenceTests {
             listed == ["  bash 5.2.37-2", "  glibc 2.41-12", "  libgpiod 2.2.1-2", "  linux-signed-arm64 6.12.57+1", "  systemd 257.9-1~deb13u1"])
         #expect(run.output.hasPrefix("Wristlink SD-card image wristlink-0.1.0-1+deb13-pi-zero-2w: where its sources are\n"))
         #expect(run.output.contains("wristlink 0.1.0-1+deb13, is free software under the Apache\nLicense 2.0"))
+        // The files the image leaves out of Debian's packages are named,
+        // from the manifest's "# removed: " lines, and nothing claims the
+        // packages are installed whole.
+        #expect(run.output.contains(
+            "Left out of the installed packages:\n  kernel modules: 4276 of 4351 (73 MiB; 8 MiB kept) by scripts/image-modules' rule: the boards' device trees\n  glibc's gconv modules,"))
+        #expect(!run.output.contains("unmodified"))
         // A manifest from before the source columns is refused, not guessed.
         let dir = makeScratchDirectory("sources")
         defer { removeTree(dir) }
