@@ -24,7 +24,7 @@ DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark device-tree-com
 
 .PHONY: all deps build check test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build test-fuzz bench-deps test-budgets clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
 	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot \
-	image image-raw test-image
+	image image-raw image-build test-image test-checks test-deb-checks
 
 all: build
 
@@ -42,23 +42,31 @@ build: deps
 # cross sysroots (apt, one at a time); (2) every build at once, with the VM
 # set-up's downloads (make -j TEST_JOBS: the host test build, the Embedded
 # check, the three Embedded binaries, each of whose swiftc runs uses one
-# core); (3) the unit tests, the Pi binaries under qemu, the Debian
-# packages; (4) the VM boots, two at a time on a host that does nothing else
-# (Tests/VM/run-lanes.sh), with the SD-card image's boot test in QEMU.
+# core); (3) the Debian packages built, then two things at once: the checks
+# one after the other (test-checks: unit tests, instruction budgets, short
+# fuzz runs, the Pi binaries under qemu, the packages' checks) and the
+# SD-card image (image-build, mostly one core: mmdebstrap's cache, the
+# initrd under qemu-user); (4) the VM boots, two at a time on a host that
+# does nothing else (Tests/VM/run-lanes.sh), with the image's boot test.
 TEST_JOBS ?= 3
 test:
 	@t=$$(date +%s); $(MAKE) --no-print-directory deps pi-deps deb-deps bench-deps && \
 	echo "make test: phase 1 (packages) $$(( $$(date +%s) - t )) s"
 	@t=$$(date +%s); $(MAKE) --no-print-directory -j$(TEST_JOBS) -O test-builds fuzz-build vm-setup && \
 	echo "make test: phase 2 (builds, -j$(TEST_JOBS)) $$(( $$(date +%s) - t )) s"
-	@t=$$(date +%s); $(MAKE) --no-print-directory test-unit test-budgets test-fuzz embedded-check pi-test test-deb && \
-	$(MAKE) --no-print-directory image-raw BOARD=pi-zero-2w && \
+	@t=$$(date +%s); $(MAKE) --no-print-directory $(DEB_TARGETS) && \
+	$(MAKE) --no-print-directory -j2 -O test-checks image-build BOARD=pi-zero-2w && \
 	echo "make test: phase 3 (unit tests, instruction budgets, short fuzz runs, Pi binaries, packages, the SD-card image) $$(( $$(date +%s) - t )) s"
 	@t=$$(date +%s); $(MAKE) --no-print-directory test-vm VM_IMAGE="$$(ls -t $(IMAGE_DIR)/wristlink-*-pi-zero-2w.img | head -1)" && \
 	echo "make test: phase 4 (VMs, the image's boot test) $$(( $$(date +%s) - t )) s"
 	@echo "make test: all passed"
 
 test-builds: build-tests embedded-build pi-build pi-x86_64-trixie
+
+# Phase 3's checks (the packages built before: test-deb-checks does not
+# rebuild them, so the image build beside it reads a finished package).
+test-checks:
+	@$(MAKE) --no-print-directory test-unit test-budgets test-fuzz embedded-check pi-test test-deb-checks
 
 build-tests: deps
 	$(SWIFT) build -c $(CONFIG) --build-tests
@@ -250,6 +258,8 @@ deb-lint: deb-deps
 # binary's `help` runs against the trixie sysroot's libgpiod 3 (this host is
 # bookworm).
 test-deb: $(DEB_TARGETS)
+	@$(MAKE) --no-print-directory test-deb-checks
+test-deb-checks:
 	@start=$$(date +%s); \
 	for deb in $(DEB_DIR)/wristlink_*.deb; do \
 		CHECK_LIBRARY_PATH=$(CURDIR)/.build/pi-sysroot-trixie-amd64/usr/lib/x86_64-linux-gnu Tests/Deb/check-package.sh "$$deb" || exit 1; done; \
@@ -274,7 +284,11 @@ test-deb-chroot: deb-amd64
 BOARD ?= pi-zero-2w
 IMAGE_DIR := .build/image
 image-raw: deb-arm64-trixie
-	@scripts/build-image $(BOARD) $$(ls $(DEB_DIR)/wristlink_*+deb13_arm64.deb) $(IMAGE_DIR)
+	@$(MAKE) --no-print-directory image-build
+# The image from the trixie arm64 package already in $(DEB_DIR).
+image-build:
+	@t=$$(date +%s); scripts/build-image $(BOARD) $$(ls $(DEB_DIR)/wristlink_*+deb13_arm64.deb) $(IMAGE_DIR) && \
+	echo "image-build: $(BOARD) in $$(( $$(date +%s) - t )) s"
 
 # The .img.xz, its SHA-256, and the Raspberry Pi Imager repository file
 # wristlink.rpi-imager.json listing the newest image of each board built in

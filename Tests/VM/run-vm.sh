@@ -3,7 +3,7 @@
 # The VM suite: boot one of Debian's own kernels under virtme-ng (TCG, no KVM)
 # once and run every case (guest.sh -> suite.py) against the firmware's
 # release binary.
-#   run-vm.sh [CASES]        CASES: e.g. 1,2 (default: all)
+#   run-vm.sh [CASES]        CASES: e.g. 1,2, or all-but-8 (default: all)
 # Env: WL_VM_KERNEL: bookworm (default: the host's installed 6.1,
 #      /boot/vmlinuz-KVER), trixie (6.12), k618 (trixie-backports' 6.18) or
 #      k7 (trixie-backports' newest 7.x), each from fetch-kernel.sh and
