@@ -66,7 +66,7 @@ test-builds: build-tests embedded-build pi-build pi-x86_64-trixie
 # Phase 3's checks (the packages built before: test-deb-checks does not
 # rebuild them, so the image build beside it reads a finished package).
 test-checks:
-	@$(MAKE) --no-print-directory test-unit test-budgets test-fuzz embedded-check pi-test test-deb-checks
+	@$(MAKE) -j1 --no-print-directory test-unit test-budgets test-fuzz embedded-check pi-test test-deb-checks
 
 build-tests: deps
 	$(SWIFT) build -c $(CONFIG) --build-tests
