@@ -34,7 +34,8 @@ struct MemoryRig: ~Copyable {
             runner.step(waitingAtMostMs: 0)
             steps += 1
         } while runner.platform.hasQueuedInput && steps < 1_000
-        #expect(!runner.platform.hasQueuedInput, "the runner left input queued", sourceLocation: sourceLocation)
+        let left = runner.platform.hasQueuedInput
+        #expect(!left, "the runner left input queued", sourceLocation: sourceLocation)
     }
 
     /// Runs the virtual clock `ms` on, waking at every deadline on the way.
@@ -65,7 +66,8 @@ struct MemoryRig: ~Copyable {
                 if got != expected { return }
             }
         }
-        #expect(pending + runner.platform.takeSent().map { toHex($0) } == [], "nothing else sent", sourceLocation: sourceLocation)
+        let rest = pending + runner.platform.takeSent().map { toHex($0) }
+        #expect(rest == [], "nothing else sent", sourceLocation: sourceLocation)
     }
 
     func level(_ name: String) -> Bool { runner.platform.levels[simBoard.outputIndex(named: name)!] }
@@ -79,9 +81,10 @@ struct MemoryRunnerTests {
         rig.runner.platform.queue(.connected)
         rig.settle()
         rig.run(Script.bringUp)
-        #expect(rig.state == .live)
-        #expect(rig.runner.platform.raises == [1])
-        #expect(rig.runner.platform.disconnects == 0)
+        let state = rig.state, raises = rig.runner.platform.raises, disconnects = rig.runner.platform.disconnects
+        #expect(state == .live)
+        #expect(raises == [1])
+        #expect(disconnects == 0)
     }
 
     @Test("an incoming call lights led-call; a short accept sends Perform Notification Action positive for its UID")
@@ -93,14 +96,16 @@ struct MemoryRunnerTests {
         // EventID added, flags positive and negative action, CategoryID
         // incoming call, count 1, UID 0x2A.
         rig.phone("1B 0D 00 00 18 01 01 2A 00 00 00")
-        #expect(rig.level("led-call"))
+        let ringing = rig.level("led-call")
+        #expect(ringing)
         rig.runner.platform.queue(.edge(button: 0, pressed: true, at: rig.now))
         rig.settle()
         rig.advance(ms: 100)
         rig.runner.platform.queue(.edge(button: 0, pressed: false, at: rig.now))
         rig.settle()
         rig.run([.firmware("12 10 00 02 2A 00 00 00 00"), .phone("13")])
-        #expect(rig.events.contains(.action(uid: 0x2A, action: .positive, result: .sent)))
+        let events = rig.events
+        #expect(events.contains(.action(uid: 0x2A, action: .positive, result: .sent)))
     }
 
     @Test("a refused pairing: the runner closes the link, ends it in the core, and nothing the phone had queued is read")
@@ -110,16 +115,19 @@ struct MemoryRunnerTests {
         rig.runner.platform.queue(.connected)
         rig.settle()
         rig.run([.firmware("02 05 02"), .phone("03 B9 00")] + Script.gatt + Script.ancsDiscovery)
-        #expect(rig.runner.platform.raises == [1], "asked at once: there is no bond to wait for")
+        let raises = rig.runner.platform.raises
+        #expect(raises == [1], "asked at once: there is no bond to wait for")
         rig.runner.platform.queue(.securityChanged(encrypted: false))
         rig.runner.platform.queue(.pdu(hex("1B 0D 00 00 18 01 01 2A 00 00 00")))
         rig.settle()
-        #expect(rig.runner.platform.disconnects == 1)
-        #expect(rig.state == .disconnected)
-        #expect(rig.events.contains(.link(.ended(reason: .notSecured))))
-        #expect(rig.runner.effects.sink.added == 0, "the queued notification died with the link")
-        #expect(rig.runner.platform.takeSent() == [])
-        #expect(!rig.level("led-call"))
+        let disconnects = rig.runner.platform.disconnects, state = rig.state, events = rig.events
+        let added = rig.runner.effects.sink.added, sent = rig.runner.platform.takeSent(), ringing = rig.level("led-call")
+        #expect(disconnects == 1)
+        #expect(state == .disconnected)
+        #expect(events.contains(.link(.ended(reason: .notSecured))))
+        #expect(added == 0, "the queued notification died with the link")
+        #expect(sent == [])
+        #expect(!ringing)
     }
 
     @Test("a pairing that never completes is dropped 60 s after the connection, on the virtual clock")
@@ -131,10 +139,12 @@ struct MemoryRunnerTests {
         rig.settle()
         rig.run([.firmware("02 05 02"), .phone("03 B9 00")] + Script.gatt + Script.ancsDiscovery)
         rig.advance(ms: 60_000 - rig.now.ms(since: connectedAt) - 1)
-        #expect(rig.runner.platform.disconnects == 0)
+        let before = rig.runner.platform.disconnects
+        #expect(before == 0)
         rig.advance(ms: 1)
-        #expect(rig.runner.platform.disconnects == 1)
-        #expect(rig.state == .disconnected)
-        #expect(rig.now.ms(since: connectedAt) == 60_000, "the clock stopped at the deadline, not past it")
+        let after = rig.runner.platform.disconnects, state = rig.state, elapsedMs = rig.now.ms(since: connectedAt)
+        #expect(after == 1)
+        #expect(state == .disconnected)
+        #expect(elapsedMs == 60_000, "the clock stopped at the deadline, not past it")
     }
 }
