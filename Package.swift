@@ -103,6 +103,9 @@ var targets: [Target] = [
         dependencies: ["BenchSupport", "Firmware", "PlatformLinux", "Platform", "Config", "ANCS", "Feedback", "Bounded", "AllocCounter", "TestSupport"],
         path: "Tests/Bench/Runner", swiftSettings: core),
     .target(name: "TestSupport", dependencies: ["AllocCounter", "Bounded"], path: "Tests/Support/TestSupport", swiftSettings: core),
+    // The Platform protocol in memory on a virtual clock: the real Runner
+    // driven by a test with no socket and no real time.
+    .target(name: "MemoryPlatform", dependencies: ["Platform", "Bounded"], path: "Tests/Support/MemoryPlatform", swiftSettings: core),
     .testTarget(name: "BoundedTests", dependencies: ["TestSupport", "Bounded"], swiftSettings: core),
     .testTarget(name: "ANCSTests", dependencies: ["TestSupport", "ANCS", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "AMSTests", dependencies: ["TestSupport", "AMS", "Bounded"], swiftSettings: core),
@@ -113,7 +116,7 @@ var targets: [Target] = [
         name: "FirmwareTests",
         dependencies: [
             "TestSupport", "Firmware", "AMS", "CTS", "PlatformLinux", "Platform", "ANCS", "ATT", "GATT", "Mgmt", "Config", "Feedback", "Bounded", "AllocCounter",
-            "BenchSupport",
+            "BenchSupport", "MemoryPlatform",
         ],
         swiftSettings: core),
     .testTarget(name: "FeedbackTests", dependencies: ["TestSupport", "Feedback", "AllocCounter"], swiftSettings: core),
