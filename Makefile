@@ -328,8 +328,13 @@ run: build
 
 # libFuzzer + ASan. SwiftPM passes -sanitize=fuzzer to the executable only,
 # so the coverage flags are added for every module explicitly.
+# SWIFT_DETERMINISTIC_HASHING: SwiftPM keeps the --sanitize flags in a Set
+# and writes them to each compile command in its iteration order, which
+# Swift's per-process hash seed changes: half the time the same command put
+# "-fsanitize=address -fsanitize=fuzzer" the other way round and every module
+# of the fuzz build was compiled again (seen in make test: ~3 min).
 fuzz-build: deps
-	WRISTLINK_FUZZ=1 $(SWIFT) build -c release --product wristlink-fuzz --build-path .build/fuzz \
+	SWIFT_DETERMINISTIC_HASHING=1 WRISTLINK_FUZZ=1 $(SWIFT) build -c release --product wristlink-fuzz --build-path .build/fuzz \
 		--sanitize=fuzzer --sanitize=address \
 		-Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table
 	@scripts/fuzz-check-coverage .build/fuzz/release
@@ -343,9 +348,8 @@ fuzz: deps fuzz-build
 FUZZ_SHORT_SECONDS ?= 20
 test-fuzz: fuzz-build
 	@$(MAKE) --no-print-directory test-fuzz-runs
-# The runs alone, on the binary phase 2 of `make test` built: called again
-# from the nested make of phase 3, `swift build` recompiled every module of
-# the fuzz build (about 3 minutes; the cause is not known).
+# The runs alone, on the binary phase 2 of `make test` built (phase 3 does
+# not ask SwiftPM again).
 # Two targets at a time (FUZZ_SHORT_JOBS): 11 x 20 s in about 2 minutes.
 FUZZ_SHORT_JOBS ?= 2
 test-fuzz-runs:
