@@ -53,6 +53,13 @@ struct MemoryRig: ~Copyable {
         settle()
     }
 
+    /// A phone connects and plays `script`.
+    mutating func connect(_ script: [Step], sourceLocation: SourceLocation = #_sourceLocation) {
+        runner.platform.queue(.connected)
+        settle(sourceLocation: sourceLocation)
+        run(script, sourceLocation: sourceLocation)
+    }
+
     mutating func run(_ script: [Step], sourceLocation: SourceLocation = #_sourceLocation) {
         var pending: [String] = []
         for (i, step) in script.enumerated() {
@@ -73,14 +80,15 @@ struct MemoryRig: ~Copyable {
     func level(_ name: String) -> Bool { runner.platform.levels[simBoard.outputIndex(named: name)!] }
 }
 
+/// MTU, the GATT service and ANCS discovered; the link waits for encryption.
+private let discoveredUnencrypted: [Step] = [.firmware("02 05 02"), .phone("03 B9 00")] + Script.gatt + Script.ancsDiscovery
+
 @Suite("The runner on the in-memory platform")
 struct MemoryRunnerTests {
     @Test("a phone connects: the whole ANCS bring-up byte for byte, the link's one raise answered at once")
     func bringUp() {
         var rig = MemoryRig()
-        rig.runner.platform.queue(.connected)
-        rig.settle()
-        rig.run(Script.bringUp)
+        rig.connect(Script.bringUp)
         let state = rig.state, raises = rig.runner.platform.raises, disconnects = rig.runner.platform.disconnects
         #expect(state == .live)
         #expect(raises == [1])
@@ -90,9 +98,7 @@ struct MemoryRunnerTests {
     @Test("an incoming call lights led-call; a short accept sends Perform Notification Action positive for its UID")
     func callAnsweredThroughTheRunner() {
         var rig = MemoryRig()
-        rig.runner.platform.queue(.connected)
-        rig.settle()
-        rig.run(Script.bringUp)
+        rig.connect(Script.bringUp)
         // EventID added, flags positive and negative action, CategoryID
         // incoming call, count 1, UID 0x2A.
         rig.phone("1B 0D 00 00 18 01 01 2A 00 00 00")
@@ -112,9 +118,7 @@ struct MemoryRunnerTests {
     func refusedPairingClosesTheLink() {
         var rig = MemoryRig()
         rig.runner.platform.answersRaises = false
-        rig.runner.platform.queue(.connected)
-        rig.settle()
-        rig.run([.firmware("02 05 02"), .phone("03 B9 00")] + Script.gatt + Script.ancsDiscovery)
+        rig.connect(discoveredUnencrypted)
         let raises = rig.runner.platform.raises
         #expect(raises == [1], "asked at once: there is no bond to wait for")
         rig.runner.platform.queue(.securityChanged(encrypted: false))
@@ -135,9 +139,7 @@ struct MemoryRunnerTests {
         var rig = MemoryRig()
         rig.runner.platform.answersRaises = false
         let connectedAt = rig.now
-        rig.runner.platform.queue(.connected)
-        rig.settle()
-        rig.run([.firmware("02 05 02"), .phone("03 B9 00")] + Script.gatt + Script.ancsDiscovery)
+        rig.connect(discoveredUnencrypted)
         rig.advance(ms: 60_000 - rig.now.ms(since: connectedAt) - 1)
         let before = rig.runner.platform.disconnects
         #expect(before == 0)

@@ -6,8 +6,8 @@
 //
 // The test plays the world: it queues what the link, the buttons and the
 // management socket deliver, and reads what the firmware did (PDUs sent,
-// management commands, line levels with the time of each change, security
-// raises, disconnections, saved files, READY and STATUS). Time moves only in
+// management commands, line levels, security raises, disconnections, saved
+// files, READY and STATUS). Time moves only in
 // `wait(until:)`: while anything is queued it does not move; otherwise it
 // jumps to the deadline the runner gives (a step's `waitingAtMostMs` caps
 // it), never past it, and with no deadline it stays (a real loop would sleep
@@ -43,28 +43,19 @@ public struct MemoryPlatform: Platform, ~Copyable {
     public private(set) var controllerQueue: [[UInt8]] = []
     /// What `readBattery` returns.
     public var battery: BatteryReading? = nil
-    /// Saves fail while these are set (the file system is full, read-only).
-    public var bondSavesFail = false
-    public var gattCacheSavesFail = false
 
     // What the firmware did.
     public private(set) var sent: [[UInt8]] = []
     public private(set) var controllerSent: [[UInt8]] = []
     /// Each output's level, by line index (off until set).
     public private(set) var levels: [Bool]
-    public private(set) var lineChanges: [(atMs: Int64, line: Int, on: Bool)] = []
     /// The `attempt` of each security raise.
     public private(set) var raises: [Int] = []
     public private(set) var disconnects = 0
     public private(set) var savedBonds: [UInt8]? = nil
-    public private(set) var bondSaveAttempts: [Int64] = []
     public private(set) var savedGATTCache: [UInt8]? = nil
     public private(set) var ready = false
     public private(set) var statuses: [String] = []
-    public private(set) var batteryReads = 0
-    /// `wait` calls with nothing queued and no deadline: the real loop would
-    /// have slept until an input.
-    public private(set) var idleWaits = 0
 
     private var connected = false
 
@@ -85,12 +76,6 @@ public struct MemoryPlatform: Platform, ~Copyable {
         return sent
     }
 
-    /// Takes the management commands sent so far.
-    public mutating func takeControllerSent() -> [[UInt8]] {
-        defer { controllerSent.removeAll() }
-        return controllerSent
-    }
-
     public var hasQueuedInput: Bool { !linkQueue.isEmpty || !inputQueue.isEmpty || !controllerQueue.isEmpty }
 
     // MARK: Platform
@@ -99,11 +84,7 @@ public struct MemoryPlatform: Platform, ~Copyable {
 
     public mutating func wait(until deadline: Instant?) {
         if hasQueuedInput { return }
-        guard let deadline else {
-            idleWaits += 1
-            return
-        }
-        if deadline > clock { clock = deadline }
+        if let deadline, deadline > clock { clock = deadline }
     }
 
     public mutating func nextLinkInput(into pdu: inout ByteBuffer) -> LinkInput {
@@ -146,7 +127,6 @@ public struct MemoryPlatform: Platform, ~Copyable {
     public mutating func setOutput(_ line: Int, on: Bool) {
         precondition(line >= 0 && line < levels.count, "MemoryPlatform: output \(line) of \(levels.count)")
         levels[line] = on
-        lineChanges.append((clock.ms, line, on))
     }
 
     public mutating func nextInput() -> InputEvent? { inputQueue.isEmpty ? nil : inputQueue.removeFirst() }
@@ -163,14 +143,11 @@ public struct MemoryPlatform: Platform, ~Copyable {
     public mutating func sendController(_ packet: borrowing ByteBuffer) { controllerSent.append(packet.toArray()) }
 
     public mutating func saveBonds(_ contents: borrowing ByteBuffer) -> Bool {
-        bondSaveAttempts.append(clock.ms)
-        if bondSavesFail { return false }
         savedBonds = contents.toArray()
         return true
     }
 
     public mutating func saveGATTCache(_ contents: borrowing ByteBuffer) -> Bool {
-        if gattCacheSavesFail { return false }
         savedGATTCache = contents.toArray()
         return true
     }
@@ -181,8 +158,5 @@ public struct MemoryPlatform: Platform, ~Copyable {
         statuses.append(String(decoding: text.toArray(), as: UTF8.self))
     }
 
-    public mutating func readBattery() -> BatteryReading? {
-        batteryReads += 1
-        return battery
-    }
+    public mutating func readBattery() -> BatteryReading? { battery }
 }
