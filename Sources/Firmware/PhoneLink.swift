@@ -5,11 +5,11 @@
 // procedures (discovery, CCCD writes, long writes) share `ClientProcedure`;
 // the security raise and the Notification Source clocks are value types of
 // their own (SecurityRaise.swift, NotificationSourceWatch.swift). Once ANCS
-// is live the phone's AMS and CTS are one more procedure on the link
-// (CompanionServices.swift). Who may send on the bearer, and whom a
-// response is for, is the arbiter's to say (ATTArbiter.swift): the
-// bring-up, then on the live link the Control Point, the companion
-// services and the keep-alive, in that order.
+// is live the phone's AMS and CTS have a client each (AMSClient.swift,
+// CTSClient.swift; PhoneLinkCompanions.swift starts and routes them). Who
+// may send on the bearer, and whom a response is for, is the arbiter's to
+// say (ATTArbiter.swift): the bring-up, then on the live link the Control
+// Point, AMS, CTS and the keep-alive, in that order.
 //
 // A bonded phone's cached handles (PhoneHandles.swift) stand in for
 // discovery until one proves stale (PhoneLinkBringUp.swift).
@@ -167,7 +167,8 @@ public struct PhoneLink: ~Copyable {
     var bringUpBackoff: Backoff
     var bringUpFailures = 0
     /// AMS and CTS, run on the live link when the Control Point is idle.
-    var companion = CompanionServices()
+    var ams = AMSClient()
+    var cts = CTSClient()
     /// Who may use the ATT bearer now: read off the clients' state, so it
     /// never disagrees with them (ATTArbiter.swift has the rules). Inlined:
     /// a call copies the whole link (4 kB) first, on every input.
@@ -175,11 +176,11 @@ public struct PhoneLink: ~Copyable {
     var arbiter: ATTArbiter {
         ATTArbiter(
             live: phase == .live, controlPointBusy: ancs.isBusy(session),
-            companionBusy: companion.outstanding != nil)
+            amsBusy: ams.outstanding != nil, ctsBusy: cts.isOutstanding)
     }
     /// The phone's local time as its Current Time Service said (kept
     /// across links).
-    public var phoneClock: PhoneClock { companion.clock }
+    public var phoneClock: PhoneClock { cts.clock }
 
     public init(config: PhoneLinkConfig) {
         self.config = config
@@ -246,7 +247,7 @@ public struct PhoneLink: ~Copyable {
         clearSecurityAndRetries()
         generation &+= 1
         serviceChangedHandle = 0
-        companion.reset()
+        resetCompanions()
         offeredHandles = nil
         handlesFromCache = false
         databaseHash = nil
@@ -274,16 +275,8 @@ public struct PhoneLink: ~Copyable {
         encryptionDueBy = nil
         clearSecurityAndRetries()
         abandonCompanion(dropMedia: true, now: now, handler: &handler, effects: &effects)
-        companion.reset()
+        resetCompanions()
         emit(.ended(reason: reason), now: now, handler: &handler, effects: &effects)
-    }
-
-    /// The companion request out will not be answered to it (the
-    /// generation moved on); a media press it loses is reported.
-    mutating func abandonCompanion<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(dropMedia: Bool, now: Instant, handler: inout H, effects: inout Effects<S>) {
-        if let lost = companion.abandonOutstanding(dropMedia: dropMedia) {
-            emit(.media(.commandEnded(lost, .interrupted)), now: now, handler: &handler, effects: &effects)
-        }
     }
 
     mutating func clearSecurityAndRetries() {
@@ -442,7 +435,7 @@ public struct PhoneLink: ~Copyable {
             case .dropped(_, let reason): emit(.drop(.dataSource(reason)), now: now, handler: &handler, effects: &effects)
             }
         case .notMine:
-            if case .handled(let event) = companion.notification(handle: handle, value: value, now: now) {
+            if case .handled(let event) = companionNotification(handle: handle, value: value, now: now) {
                 if let event { emit(event, now: now, handler: &handler, effects: &effects) }
             } else {
                 counters.unknownHandleNotifications &+= 1
@@ -472,19 +465,19 @@ public struct PhoneLink: ~Copyable {
         default:
             break
         }
-        if handlesFromCache, covers || companion.isAffected(by: range) {
+        if handlesFromCache, covers || companionsAffected(by: range) {
             handlesStale(.serviceChanged, now: now, handler: &handler, effects: &effects)
         }
         // AMS and CTS are found again once ANCS is live again (or at once
         // when only they moved).
-        if companion.step != .notStarted, companion.isAffected(by: range) {
-            if !covers, arbiter.holder == .companion {
+        if companionsStarted, companionsAffected(by: range) {
+            if !covers, arbiter.holder == .ams || arbiter.holder == .cts {
                 // Its answer would come under the old database: skip it.
                 generation &+= 1
             }
             abandonCompanion(dropMedia: true, now: now, handler: &handler, effects: &effects)
-            companion.reset()
-            if !covers, phase == .live, config.companionServices { companion.start() }
+            resetCompanions()
+            if !covers, phase == .live, config.companionServices { startCompanions() }
         }
         guard covers else { return }
         restartANCS(reason: .serviceChanged, now: now, handler: &handler, effects: &effects)

@@ -19,13 +19,8 @@ extension PhoneLink {
         switch arbiter.holder {
         case .link:
             bringUpResponse(response, pdu: pdu, now: now, handler: &handler, effects: &effects)
-        case .companion:
-            if let event = companion.handle(response, in: pdu, now: now) { emit(event, now: now, handler: &handler, effects: &effects) }
-            if !companionDoneSeen, companion.step == .done {
-                // AMS and CTS as found (or confirmed) on this link: worth keeping.
-                companionDoneSeen = true
-                handlesRevision &+= 1
-            }
+        case .ams, .cts:
+            companionResponse(response, pdu: pdu, now: now, handler: &handler, effects: &effects)
         case .controlPoint, .keepAlive, nil:
             // The Control Point write (or a step of its long write): the
             // only other request made while live (the keep-alive's probe is
@@ -125,11 +120,11 @@ extension PhoneLink {
             bringUpBackoff.reset()
             bringUpFailures = 0
             handlesRevision &+= 1
-            if config.companionServices, companion.step == .notStarted {
+            if config.companionServices, !companionsStarted {
                 if handlesFromCache, let cached = offeredHandles {
-                    companion.start(cachedAMS: cached.ams, cachedCTS: cached.cts)
+                    startCompanions(cachedAMS: cached.ams, cachedCTS: cached.cts)
                 } else {
-                    companion.start()
+                    startCompanions()
                 }
             }
             emit(.subscribed, now: now, handler: &handler, effects: &effects)
@@ -205,8 +200,8 @@ extension PhoneLink {
         guard phase == .live, isEncrypted else { return handles }
         handles.genericAttribute = gattDiscovery.snapshot
         handles.ancs = ancs.discoverySnapshot
-        handles.ams = companion.discoveredAMS
-        handles.cts = companion.discoveredCTS
+        handles.ams = ams.discovered
+        handles.cts = cts.discovered
         handles.databaseHash = databaseHash
         return handles
     }
@@ -260,7 +255,7 @@ extension PhoneLink {
         ancs.endSession(&session)
         generation &+= 1
         abandonCompanion(dropMedia: false, now: now, handler: &handler, effects: &effects)
-        companion.reset()
+        resetCompanions()
         phase = .bringUp(.discoveringGATT)
         gattDiscovery.restart()
         continueGATTDiscovery(now: now, handler: &handler, effects: &effects)

@@ -55,9 +55,9 @@ extension PhoneLink {
 
     /// Queues an AMS Remote Command (a media press; written at `flush`),
     /// only when the phone lists it as available now.
-    mutating func requestMedia(_ command: RemoteCommandID) -> CompanionServices.MediaRequest {
+    mutating func requestMedia(_ command: RemoteCommandID) -> AMSClient.MediaRequest {
         guard phase == .live else { return .notAvailable }
-        return companion.requestMedia(command)
+        return ams.requestMedia(command)
     }
 
     /// Why the subscription is written again on a live link.
@@ -93,12 +93,16 @@ extension PhoneLink {
     /// an input: a command sent here replaces the last attribute values.
     public mutating func flush<H: LinkEventHandler & ~Copyable, S: EventSink & ~Copyable>(now: Instant, handler: inout H, effects: inout Effects<S>) {
         // The turns in the arbiter's order: the Control Point, then (with
-        // the bearer still free) a media press or the next step of the
-        // companion services' bring-up.
+        // the bearer still free) AMS (a media press or its bring-up's next
+        // step), then CTS.
         guard arbiter.mayTakeTurn(.controlPoint) else { return }
         sendCommand(now: now, handler: &handler, effects: &effects)
-        guard arbiter.mayTakeTurn(.companion), companion.wantsToSend else { return }
-        if companion.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
+        if arbiter.mayTakeTurn(.ams), ams.wantsToSend {
+            if ams.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
+            return
+        }
+        guard arbiter.mayTakeTurn(.cts), cts.wantsToSend else { return }
+        if cts.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
     }
 
     /// Sends the next queued Control Point command, if it may go.

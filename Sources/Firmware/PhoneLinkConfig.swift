@@ -50,7 +50,7 @@ public struct PhoneLinkConfig: Sendable {
     /// reconnects and starts afresh).
     public var bringUpRetries = 2
     /// Once ANCS is live, use the phone's Apple Media Service and Current
-    /// Time Service too (CompanionServices.swift). Off: ANCS alone.
+    /// Time Service too (AMSClient.swift, CTSClient.swift). Off: ANCS alone.
     public var companionServices = true
 
     public init() {}
