@@ -127,7 +127,7 @@ var targets: [Target] = [
     .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "wristlink", "wristlink-pi", "PlatformLinux", "Bounded"], swiftSettings: core),
     .testTarget(
         name: "PhoneSimTests",
-        dependencies: ["TestSupport", "PhoneSim", "Firmware", "Config", "ANCS", "AMS", "CTS", "ATT", "GATT", "Bounded", "AllocCounter"],
+        dependencies: ["TestSupport", "PhoneSim", "Firmware", "MemoryPlatform", "Config", "ANCS", "AMS", "CTS", "ATT", "GATT", "Bounded", "AllocCounter"],
         swiftSettings: core),
 ]
 

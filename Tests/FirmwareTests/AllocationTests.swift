@@ -3,6 +3,7 @@ import ANCS
 import Bounded
 import Config
 import Firmware
+import MemoryPlatform
 import TestSupport
 import Testing
 
@@ -29,9 +30,9 @@ struct CoreAllocationTests {
         }
         var out = ByteBuffer(capacity: 600)
         var tally = Tally()
-        rig.effects.sink.keepsEvents = false
-        let addedBefore = rig.effects.sink.added
-        let removedBefore = rig.effects.sink.removed
+        rig.runner.effects.sink.keepsEvents = false
+        let addedBefore = rig.runner.effects.sink.added
+        let removedBefore = rig.runner.effects.sink.removed
         // Line changes of each round, fewest and most.
         var fewestLineChanges = Int.max
         var mostLineChanges = 0
@@ -39,14 +40,14 @@ struct CoreAllocationTests {
             let lineChangesBefore = tally.lineChanges
             for (added, removed) in pdus {
                 rig.now = rig.now.advanced(byMs: 1)
-                rig.core.receive(added.span, now: rig.now, into: &rig.effects)
+                rig.runner.core.receive(added.span, now: rig.now, into: &rig.runner.effects)
                 drain(&rig, &out, &tally)
                 rig.now = rig.now.advanced(byMs: 1)
-                rig.core.receive(removed.span, now: rig.now, into: &rig.effects)
+                rig.runner.core.receive(removed.span, now: rig.now, into: &rig.runner.effects)
                 drain(&rig, &out, &tally)
             }
             rig.now = rig.now.advanced(byMs: 5_000)
-            rig.core.advance(now: rig.now, into: &rig.effects)
+            rig.runner.core.advance(now: rig.now, into: &rig.runner.effects)
             drain(&rig, &out, &tally)
             fewestLineChanges = min(fewestLineChanges, tally.lineChanges - lineChangesBefore)
             mostLineChanges = max(mostLineChanges, tally.lineChanges - lineChangesBefore)
@@ -54,8 +55,8 @@ struct CoreAllocationTests {
         #expect(perRound == 0)
         // The warm-up and 20 counted rounds, each adding and removing every
         // notification: the core saw them all and drove the outputs alike.
-        #expect(rig.effects.sink.added - addedBefore == 21 * pdus.count)
-        #expect(rig.effects.sink.removed - removedBefore == 21 * pdus.count)
+        #expect(rig.runner.effects.sink.added - addedBefore == 21 * pdus.count)
+        #expect(rig.runner.effects.sink.removed - removedBefore == 21 * pdus.count)
         #expect(fewestLineChanges > 0)
         #expect(fewestLineChanges == mostLineChanges)
     }
@@ -72,7 +73,7 @@ struct CoreAllocationTests {
         rig.phone(CompanionWire.commandsAvailable)
         var out = ByteBuffer(capacity: 600)
         var tally = Tally()
-        rig.effects.sink.keepsEvents = false
+        rig.runner.effects.sink.keepsEvents = false
         let message = hex("1B 0D 00 00 00 04 01") + le32(500), messageGone = hex("1B 0D 00 02 00 04 00") + le32(500)
         let callAdded = hex("1B 0D 00 00 18 01 01") + le32(501), callGone = hex("1B 0D 00 02 00 01 00") + le32(501)
         let playing = hex(CompanionWire.playing), paused = hex(CompanionWire.paused)
@@ -82,21 +83,21 @@ struct CoreAllocationTests {
         let perRound = allocationsPerRound(rounds: 10) {
             for pdu in pdus {
                 rig.now = rig.now.advanced(byMs: 1)
-                rig.core.receive(pdu.span, now: rig.now, into: &rig.effects)
+                rig.runner.core.receive(pdu.span, now: rig.now, into: &rig.runner.effects)
                 drain(&rig, &out, &tally)
             }
-            rig.core.input(.edge(button: 0, pressed: true, at: rig.now), now: rig.now, into: &rig.effects)
+            rig.runner.core.input(.edge(button: 0, pressed: true, at: rig.now), now: rig.now, into: &rig.runner.effects)
             rig.now = rig.now.advanced(byMs: 1_000)
-            rig.core.advance(now: rig.now, into: &rig.effects)
-            rig.core.input(.edge(button: 0, pressed: false, at: rig.now), now: rig.now, into: &rig.effects)
+            rig.runner.core.advance(now: rig.now, into: &rig.runner.effects)
+            rig.runner.core.input(.edge(button: 0, pressed: false, at: rig.now), now: rig.now, into: &rig.runner.effects)
             drain(&rig, &out, &tally)
-            rig.core.receive(writeResponse.span, now: rig.now, into: &rig.effects)
+            rig.runner.core.receive(writeResponse.span, now: rig.now, into: &rig.runner.effects)
             rig.now = rig.now.advanced(byMs: 120_000)
-            rig.core.advance(now: rig.now, into: &rig.effects)
+            rig.runner.core.advance(now: rig.now, into: &rig.runner.effects)
             drain(&rig, &out, &tally)
         }
         #expect(perRound == 0)
-        #expect(rig.core.counters.alertsQuieted > 0, "the messages were quietened")
+        #expect(rig.runner.core.counters.alertsQuieted > 0, "the messages were quietened")
     }
 
     private struct Tally {
@@ -104,10 +105,10 @@ struct CoreAllocationTests {
     }
 
     private func drain(_ rig: inout CoreRig, _ out: inout ByteBuffer, _ tally: inout Tally) {
-        rig.core.flush(now: rig.now, into: &rig.effects)
-        while rig.core.popOutgoing(into: &out) {}
-        while rig.core.nextAction() != nil {}
-        while rig.core.nextLineChange() != nil { tally.lineChanges += 1 }
+        rig.runner.core.flush(now: rig.now, into: &rig.runner.effects)
+        while rig.runner.core.popOutgoing(into: &out) {}
+        while rig.runner.core.nextAction() != nil {}
+        while rig.runner.core.nextLineChange() != nil { tally.lineChanges += 1 }
     }
 }
 

@@ -7,6 +7,7 @@ import ATT
 import Bounded
 import Config
 import Firmware
+import MemoryPlatform
 import Platform
 import Testing
 import TestSupport
@@ -20,8 +21,11 @@ func charging(_ percent: Int) -> BatteryReading {
 }
 
 extension CoreRig {
+    /// The gauge reads `reading` from now on; the core is given it at once.
     mutating func battery(_ reading: BatteryReading?) {
-        core.batteryRead(reading, now: now, into: &effects)
+        runner.platform.battery = reading
+        let at = now
+        runner.core.batteryRead(reading, now: at, into: &runner.effects)
         settle()
     }
 

@@ -220,7 +220,7 @@ struct CompanionTests {
         let up = rig.play(CompanionWire.all)
         #expect(up)
         rig.advance(ms: 60_000)
-        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.linkDown(.platform("peer-closed"))
         rig.advance(ms: 60_000)
         let expected = CivilDateTime(year: 2026, month: 12, day: 1, hour: 22, minute: 17, second: 3)!
         #expect(rig.core.phone.phoneClock.local(at: rig.now) == expected)

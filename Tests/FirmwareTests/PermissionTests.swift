@@ -43,7 +43,7 @@ struct PermissionTests {
         var rig = refusedRig(code: "03")
         #expect(rig.core.phone.state == .waitingForPermission)
         #expect(rig.everOn("led-notify", forMs: 2_000) == true)
-        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.linkDown(.platform("peer-closed"))
         rig.settle()
         #expect(rig.everOn("led-notify", forMs: 3_000) == false)
         #expect(rig.core.phone.state == .disconnected)
@@ -127,7 +127,7 @@ struct PermissionTests {
         rig.press(0)
         rig.phone("01 12 10 00 08")
         #expect(rig.level("led-notify") == true)
-        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.linkDown(.platform("peer-closed"))
         rig.settle()
         #expect(rig.everOn("led-notify", forMs: 3_000) == false)
     }

@@ -3,26 +3,40 @@ import ANCS
 import Bounded
 import Config
 import Firmware
+import MemoryPlatform
 import Mgmt
 import Platform
 import PlatformLinux
 import Testing
 import TestSupport
 
-/// The wearable core on a virtual clock, brought up with the scripted phone
-/// of `Script.bringUp` (Control Point 0x0010, Data Source 0x0012,
-/// Notification Source 0x000D).
+/// The wearable core driven by the real `Runner` on the in-memory platform
+/// (MemoryPlatform: virtual clock, scripted link, recorded lines), brought
+/// up with the scripted phone of `Script.bringUp` (Control Point 0x0010,
+/// Data Source 0x0012, Notification Source 0x000D). Every input goes
+/// through the platform and the runner's own step and settle (its bonds,
+/// its link actions, its lines); the allocation tests alone call the core
+/// straight (`runner.core`), to count the core without the platform's
+/// recording.
 struct CoreRig: ~Copyable {
-    var core: WearableCore
-    var now = Instant(ms: 10_000)
+    var runner: Runner<MemoryPlatform, RecordingSink>
+    /// The PDUs the firmware sent, oldest first (hex), until a test takes them.
     var sent: [String] = []
-    var effects = Effects(sink: RecordingSink())
+    /// The management commands the firmware sent (hex).
+    var management: [String] = []
+
+    var core: WearableCore { _read { yield runner.core } }
     /// What the core reported, in order (the sink's record).
     var events: [FirmwareEvent] {
-        get { effects.sink.events }
-        set { effects.sink.events = newValue }
+        get { runner.effects.sink.events }
+        set { runner.effects.sink.events = newValue }
     }
-    var management: [String] = []
+    /// The virtual clock. Setting it moves time without waking the runner
+    /// (the allocation tests step the core themselves).
+    var now: Instant {
+        get { runner.platform.now() }
+        set { runner.platform.setClock(newValue) }
+    }
 
     /// `script`: the bring-up to play (nil: `Script.bringUp`, which must
     /// leave the link live). A bring-up that goes otherwise is recorded as
@@ -45,14 +59,15 @@ struct CoreRig: ~Copyable {
                 Issue.record("CoreRig: the bond file does not parse: \(error)", sourceLocation: sourceLocation)
             }
         }
-        core = WearableCore(config: config, bonds: store)
-        core.start(now: now, into: &effects)
+        runner = Runner(platform: MemoryPlatform(outputs: config.board.outputs.count, startMs: 10_000),
+                        sink: RecordingSink(), core: WearableCore(config: config, bonds: store))
+        runner.start()
+        collect()
+        runner.platform.queue(.connected)
         settle()
-        core.linkUp(now: now, into: &effects)
         // A bonded phone encrypts the link by itself at reconnection, as
         // iPhones do; nothing is subscribed before.
-        if core.phone.isBonded { core.securityChanged(encrypted: true, now: now, into: &effects) }
-        settle()
+        if runner.core.phone.isBonded, !runner.core.phone.isEncrypted { securityChanged(encrypted: true) }
         var broken = false
         for (i, step) in (script ?? Script.bringUp).enumerated() {
             switch step {
@@ -70,35 +85,34 @@ struct CoreRig: ~Copyable {
             if broken { break }
         }
         if script == nil && !broken {
-            #expect(core.phone.state == .live, "CoreRig: the scripted bring-up must leave the link live", sourceLocation: sourceLocation)
+            #expect(runner.core.phone.state == .live, "CoreRig: the scripted bring-up must leave the link live", sourceLocation: sourceLocation)
         }
         events.removeAll()
     }
 
-    /// Settles like the runner: queued commands, then PDUs, management
-    /// commands, link actions, line changes (events are already recorded).
-    /// A raise is answered "encrypted" at once, as the UNIX link does; what
-    /// the answer lets the link send goes out in the same settle.
+    /// The runner's steps (no time passing) until everything queued is
+    /// taken: inputs, then its settle (commands, PDUs, management, bonds,
+    /// link actions, lines). A raise is answered "encrypted" at once by the
+    /// platform, as the UNIX link does. Bounded: input left queued is a
+    /// failure of the test, not a hang.
     mutating func settle() {
-        var out = ByteBuffer(capacity: 1024)
-        for _ in 0..<2 {
-            core.flush(now: now, into: &effects)
-            while core.popOutgoing(into: &out) { sent.append(toHex(out.toArray())) }
-            while core.popControllerCommand(into: &out) { management.append(toHex(out.toArray())) }
-            var answered = false
-            while let action = core.nextAction() {
-                if case .raiseSecurity = action {
-                    core.securityChanged(encrypted: true, now: now, into: &effects)
-                    answered = true
-                }
-            }
-            while core.nextLineChange() != nil {}
-            if !answered { break }
-        }
+        var steps = 0
+        repeat {
+            runner.step(waitingAtMostMs: 0)
+            steps += 1
+        } while runner.platform.hasQueuedInput && steps < 1_000
+        let left = runner.platform.hasQueuedInput
+        #expect(!left, "CoreRig: the runner left input queued")
+        collect()
+    }
+
+    private mutating func collect() {
+        sent += runner.platform.takeSent().map { toHex($0) }
+        management += runner.platform.takeControllerSent().map { toHex($0) }
     }
 
     mutating func phone(_ text: String) {
-        core.receive(hex(text).span, now: now, into: &effects)
+        runner.platform.queue(.pdu(hex(text)))
         settle()
     }
 
@@ -108,29 +122,62 @@ struct CoreRig: ~Copyable {
         phone("1B 0D 00 " + toHex(value))
     }
 
+    /// The phone connects (a bonded one encrypts by itself when `encrypts`).
+    mutating func linkUp(encrypts: Bool = false) {
+        runner.platform.queue(.connected)
+        if encrypts { runner.platform.queue(.securityChanged(encrypted: true)) }
+        settle()
+    }
+
+    /// The link ends: a platform reason comes through the platform as a
+    /// closed socket does; any other is the core's own.
+    mutating func linkDown(_ reason: EndReason = .platform("peer-closed")) {
+        if case .platform(let name) = reason {
+            runner.platform.queue(.disconnected(reason: name))
+        } else {
+            let at = now
+            runner.core.linkDown(reason: reason, now: at, into: &runner.effects)
+        }
+        settle()
+    }
+
+    mutating func securityChanged(encrypted: Bool) {
+        runner.platform.queue(.securityChanged(encrypted: encrypted))
+        settle()
+    }
+
+    /// A button edge or a stop, as the lines deliver it.
+    mutating func input(_ event: InputEvent) {
+        runner.platform.queue(event)
+        settle()
+    }
+
+    /// A management packet from the controller.
+    mutating func controllerPacket(_ bytes: [UInt8]) {
+        runner.platform.queueController(bytes)
+        settle()
+    }
+
+    /// Runs the virtual clock `ms` on, the runner waking at every deadline
+    /// on the way, as the loop would.
     mutating func advance(ms: Int64) {
         let target = now.advanced(byMs: ms)
-        // Wake at every deadline on the way, as the loop would.
-        while let due = core.deadline, due <= target {
-            now = max(now, due)
-            core.advance(now: now, into: &effects)
-            settle()
-        }
-        now = target
-        core.advance(now: now, into: &effects)
-        settle()
+        var steps = 0
+        repeat {
+            runner.step(waitingAtMostMs: target.ms(since: now))
+            steps += 1
+        } while now < target && steps < 1_000_000
+        collect()
     }
 
     /// Presses `button` (0 accept, 1 reject) for `ms`.
     mutating func press(_ button: Int, ms: Int64 = 100) {
-        core.input(.edge(button: button, pressed: true, at: now), now: now, into: &effects)
-        settle()
+        input(.edge(button: button, pressed: true, at: now))
         advance(ms: ms)
-        core.input(.edge(button: button, pressed: false, at: now), now: now, into: &effects)
-        settle()
+        input(.edge(button: button, pressed: false, at: now))
     }
 
-    func level(_ name: String) -> Bool { core.level(of: simBoard.outputIndex(named: name)!) }
+    func level(_ name: String) -> Bool { runner.platform.levels[simBoard.outputIndex(named: name)!] }
 
     /// Takes the PDUs sent so far.
     mutating func takeSent() -> [String] {
@@ -320,7 +367,7 @@ struct PolicyTests {
         rig.notify(.added, call, .incomingCall, uid: 1)
         rig.notify(.added, [], .social, uid: 2)
         #expect(rig.level("led-call") == true)
-        rig.core.allOff(now: rig.now, into: &rig.effects)
+        rig.runner.shutdown()
         for output in simBoard.outputs { #expect(rig.level(output.name) == false, "\(output.name)") }
     }
 
@@ -328,7 +375,7 @@ struct PolicyTests {
     func sessionEndAllOff() {
         var rig = CoreRig()
         rig.notify(.added, call, .incomingCall, uid: 1)
-        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.linkDown(.platform("peer-closed"))
         rig.settle()
         for output in simBoard.outputs { #expect(rig.level(output.name) == false) }
     }
@@ -459,7 +506,7 @@ struct ConsentTests {
         rig.notify(.added, call, .incomingCall, uid: 1)
         _ = rig.takeSent()
         #expect(rig.core.controller.isAwaitingConsent == false)
-        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now, into: &rig.effects)
+        rig.controllerPacket(confirmationRequest)
         rig.settle()
         // Without a bond pairing mode (and its pattern) was on before the
         // request; what the request changes is that a press now answers it.
@@ -477,7 +524,7 @@ struct ConsentTests {
     func rejectRefuses() {
         var rig = CoreRig(controller: true)
         rig.management.removeAll()
-        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now, into: &rig.effects)
+        rig.controllerPacket(confirmationRequest)
         rig.settle()
         rig.press(1)
         #expect(rig.management == ["1D 00 00 00 07 00 " + phoneAddress])
@@ -487,8 +534,8 @@ struct ConsentTests {
     func chordOpensPairing() {
         var rig = CoreRig(controller: true, bonds: bondFile)
         #expect(rig.core.controller.isPairingMode == false)
-        rig.core.input(.edge(button: 0, pressed: true, at: rig.now), now: rig.now, into: &rig.effects)
-        rig.core.input(.edge(button: 1, pressed: true, at: rig.now), now: rig.now, into: &rig.effects)
+        rig.input(.edge(button: 0, pressed: true, at: rig.now))
+        rig.input(.edge(button: 1, pressed: true, at: rig.now))
         rig.advance(ms: 900)
         #expect(rig.core.controller.isPairingMode == true)
         #expect(rig.events.contains(.controller(.pairingMode(on: true, reason: .buttons))))
@@ -497,24 +544,24 @@ struct ConsentTests {
     @Test("a phone that forgot the wearable: refused with the fix reported; both buttons held, then accept, pair it again")
     func forgottenBondPairedAgainWithButtons() {
         var rig = CoreRig(controller: true, bonds: bondFile)
-        rig.core.controllerPacket(Self.packet(deviceConnected), now: rig.now, into: &rig.effects)
+        rig.controllerPacket(deviceConnected)
         rig.management.removeAll()
-        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now, into: &rig.effects)
+        rig.controllerPacket(confirmationRequest)
         rig.settle()
         #expect(rig.management == ["1D 00 00 00 07 00 " + phoneAddress], "outside pairing mode: Negative Reply")
         #expect(rig.events.contains(.controller(.staleBond(replacing: false))))
-        rig.core.controllerPacket(Self.packet(deviceDisconnected), now: rig.now, into: &rig.effects)
+        rig.controllerPacket(deviceDisconnected)
         // The wearer holds both buttons, the phone pairs again, accept.
-        rig.core.input(.edge(button: 0, pressed: true, at: rig.now), now: rig.now, into: &rig.effects)
-        rig.core.input(.edge(button: 1, pressed: true, at: rig.now), now: rig.now, into: &rig.effects)
+        rig.input(.edge(button: 0, pressed: true, at: rig.now))
+        rig.input(.edge(button: 1, pressed: true, at: rig.now))
         rig.advance(ms: 900)
-        rig.core.input(.edge(button: 0, pressed: false, at: rig.now), now: rig.now, into: &rig.effects)
-        rig.core.input(.edge(button: 1, pressed: false, at: rig.now), now: rig.now, into: &rig.effects)
+        rig.input(.edge(button: 0, pressed: false, at: rig.now))
+        rig.input(.edge(button: 1, pressed: false, at: rig.now))
         rig.advance(ms: 100)
         #expect(rig.core.controller.isPairingMode == true)
-        rig.core.controllerPacket(Self.packet(deviceConnected), now: rig.now, into: &rig.effects)
+        rig.controllerPacket(deviceConnected)
         rig.management.removeAll()
-        rig.core.controllerPacket(Self.packet(confirmationRequest), now: rig.now, into: &rig.effects)
+        rig.controllerPacket(confirmationRequest)
         rig.settle()
         #expect(rig.events.contains(.controller(.staleBond(replacing: true))))
         rig.press(0)

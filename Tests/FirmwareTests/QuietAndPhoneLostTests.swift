@@ -87,7 +87,7 @@ struct PhoneLostTests {
     @Test("the phone's link drops and stays away for phone-lost-ms (30 s): phone lost once, the long buzz; it reconnects: phone back, a blink")
     func lostAndBack() {
         var rig = CoreRig()
-        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.linkDown(.platform("peer-closed"))
         rig.advance(ms: 29_900)
         #expect(!rig.events.contains(.phoneLost(true)))
         rig.advance(ms: 200)
@@ -96,10 +96,10 @@ struct PhoneLostTests {
         #expect(buzzed, "the phone-lost buzz")
         rig.advance(ms: 60_000)
         #expect(rig.events.filter { $0 == .phoneLost(true) }.count == 1, "reported once")
-        rig.core.linkUp(now: rig.now, into: &rig.effects)
+        rig.linkUp()
         rig.settle()
         #expect(!rig.events.contains(.phoneLost(false)), "an address alone is not the phone")
-        rig.core.securityChanged(encrypted: true, now: rig.now, into: &rig.effects)
+        rig.securityChanged(encrypted: true)
         rig.settle()
         #expect(rig.events.contains(.phoneLost(false)), "back once its link is encrypted")
         #expect(rig.everOn("vibration", forMs: 1_000) == false, "back is a blink, no buzz")
@@ -108,9 +108,9 @@ struct PhoneLostTests {
     @Test("a phone back within phone-lost-ms is never reported lost")
     func backInTime() {
         var rig = CoreRig()
-        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.linkDown(.platform("peer-closed"))
         rig.advance(ms: 10_000)
-        rig.core.linkUp(now: rig.now, into: &rig.effects)
+        rig.linkUp()
         rig.advance(ms: 60_000)
         #expect(!rig.events.contains(.phoneLost(true)) && !rig.events.contains(.phoneLost(false)))
     }
@@ -118,12 +118,12 @@ struct PhoneLostTests {
     @Test("a link that ends at shutdown, or with phone-lost-ms 0, is not a phone left behind")
     func excused() throws {
         var rig = CoreRig()
-        rig.core.input(.stop(reason: "signal"), now: rig.now, into: &rig.effects)
-        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.input(.stop(reason: "signal"))
+        rig.linkDown(.platform("peer-closed"))
         rig.advance(ms: 60_000)
         #expect(!rig.events.contains(.phoneLost(true)))
         var off = CoreRig(policy: try shippedPolicy(replacing: "phone-lost-ms 30000", with: "phone-lost-ms 0"))
-        off.core.linkDown(reason: .platform("peer-closed"), now: off.now, into: &off.effects)
+        off.linkDown(.platform("peer-closed"))
         off.advance(ms: 60_000)
         #expect(!off.events.contains(.phoneLost(true)))
     }
@@ -131,7 +131,7 @@ struct PhoneLostTests {
     @Test("a link that never subscribed (no known phone yet) is not watched")
     func unknownPhoneNotWatched() {
         var rig = CoreRig(script: [])
-        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.linkDown(.platform("peer-closed"))
         rig.advance(ms: 60_000)
         #expect(!rig.events.contains(.phoneLost(true)))
     }
@@ -142,11 +142,11 @@ struct PhoneLostDebounceTests {
     /// Ends the link as `reason` says, waits `awayMs`, and brings the
     /// phone back up to a live link.
     static func away(_ rig: inout CoreRig, _ reason: EndReason = .platform("peer-closed"), forMs awayMs: Int64) {
-        rig.core.linkDown(reason: reason, now: rig.now, into: &rig.effects)
+        rig.linkDown(reason)
         rig.advance(ms: awayMs)
         _ = rig.takeSent()
-        rig.core.linkUp(now: rig.now, into: &rig.effects)
-        rig.core.securityChanged(encrypted: true, now: rig.now, into: &rig.effects)
+        rig.linkUp()
+        rig.securityChanged(encrypted: true)
         rig.settle()
         _ = rig.play(Script.cachedReconnection)
     }
@@ -158,7 +158,7 @@ struct PhoneLostDebounceTests {
         let reasons: [EndReason] = [.attTimeout, .attRefused, .notSecured, .subscribeFailed, .platform("connection-aborted")]
         for reason in reasons {
             var rig = CoreRig()
-            rig.core.linkDown(reason: reason, now: rig.now, into: &rig.effects)
+            rig.linkDown(reason)
             rig.advance(ms: 60_000)
             #expect(!rig.events.contains(.phoneLost(true)), "\(reason)")
             #expect(rig.everOn("vibration", forMs: 500) == false, "\(reason)")
@@ -169,7 +169,7 @@ struct PhoneLostDebounceTests {
     func phonesDropsCount() {
         for name: Name in ["peer-closed", "connection-reset", "link-timeout"] {
             var rig = CoreRig()
-            rig.core.linkDown(reason: .platform(name), now: rig.now, into: &rig.effects)
+            rig.linkDown(.platform(name))
             rig.advance(ms: 31_000)
             #expect(rig.events.contains(.phoneLost(true)), "\(name)")
         }
@@ -180,11 +180,11 @@ struct PhoneLostDebounceTests {
         var rig = CoreRig()
         var buzzed = false
         for _ in 0..<24 {
-            rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+            rig.linkDown(.platform("peer-closed"))
             buzzed = rig.everOn("vibration", forMs: 20_000) || buzzed
             _ = rig.takeSent()
-            rig.core.linkUp(now: rig.now, into: &rig.effects)
-            rig.core.securityChanged(encrypted: true, now: rig.now, into: &rig.effects)
+            rig.linkUp()
+            rig.securityChanged(encrypted: true)
             rig.settle()
             _ = rig.play(Script.cachedReconnection)
             buzzed = rig.everOn("vibration", forMs: 5_000) || buzzed
@@ -201,19 +201,19 @@ struct PhoneLostDebounceTests {
         #expect(rig.events.contains(.phoneLost(false)), "back")
         rig.advance(ms: 60_000)
         // Gone again after one minute back: reported, not buzzed.
-        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.linkDown(.platform("peer-closed"))
         rig.advance(ms: 30_100)
         #expect(rig.events.filter { $0 == .phoneLost(true) }.count == 2, "reported")
         #expect(rig.everOn("vibration", forMs: 5_000) == false, "no second buzz within the cooldown")
         _ = rig.takeSent()
-        rig.core.linkUp(now: rig.now, into: &rig.effects)
-        rig.core.securityChanged(encrypted: true, now: rig.now, into: &rig.effects)
+        rig.linkUp()
+        rig.securityChanged(encrypted: true)
         rig.settle()
         _ = rig.play(Script.cachedReconnection)
         #expect(rig.events.filter { $0 == .phoneLost(false) }.count == 2)
         // Back for five minutes: the next loss buzzes again.
         rig.advance(ms: 5 * 60_000)
-        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.linkDown(.platform("peer-closed"))
         rig.advance(ms: 30_100)
         #expect(rig.events.filter { $0 == .phoneLost(true) }.count == 3)
         #expect(rig.everOn("vibration", forMs: 1_000) == true, "the phone-lost buzz")

@@ -61,7 +61,7 @@ struct StatusTests {
     @Test("not connected: the shipped status-not-connected, one 800 ms glow on led-call")
     func notConnectedShipped() {
         var rig = CoreRig()
-        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.linkDown(.platform("peer-closed"))
         rig.settle()
         #expect(rig.core.wearerStatus == .notConnected)
         rig.doublePressAccept()
@@ -74,7 +74,7 @@ struct StatusTests {
         var rig = CoreRig(policy: statusLengthPolicy)
         rig.doublePressAccept()
         #expect(rig.onForMs("vibration") == 100)
-        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.linkDown(.platform("peer-closed"))
         rig.settle()
         rig.advance(ms: 1_000)
         rig.doublePressAccept()

@@ -9,6 +9,7 @@ import ANCS
 import Bounded
 import Config
 import Firmware
+import MemoryPlatform
 import Platform
 import PhoneSim
 import Testing
@@ -19,10 +20,10 @@ extension WearableLoopback {
     /// reported at the release).
     mutating func press(_ button: String) {
         guard let b = simBoard.buttonIndex(named: button) else { preconditionFailure("no button \(button)") }
-        core.input(.edge(button: b, pressed: true, at: now), now: now, into: &effects)
+        runner.platform.queue(.edge(button: b, pressed: true, at: now))
         settle()
         run(forMs: 100)
-        core.input(.edge(button: b, pressed: false, at: now), now: now, into: &effects)
+        runner.platform.queue(.edge(button: b, pressed: false, at: now))
         settle()
     }
 
@@ -103,7 +104,7 @@ struct RealPhoneTests {
         rig.run(forMs: 100)
         let ringing = rig.core.isAlerting(uid: 7, output: ledCall)
         #expect(ringing == true)
-        rig.core.linkDown(reason: .platform("peer-closed"), now: rig.now, into: &rig.effects)
+        rig.runner.platform.queue(.disconnected(reason: "peer-closed"))
         rig.phone.linkDown(reason: "peer-closed", now: rig.now)
         rig.settle()
         let silentWhileDown = !rig.core.isAlerting(uid: 7, output: ledCall) && !rig.core.level(of: ledCall)
@@ -288,12 +289,10 @@ struct RealPhoneTests {
         let ringing = rig.core.isAlerting(uid: 4, output: ledCall)
         #expect(ringing == true)
         guard let accept = simBoard.buttonIndex(named: "accept") else { preconditionFailure("no accept button") }
-        rig.core.input(.edge(button: accept, pressed: true, at: rig.now), now: rig.now, into: &rig.effects)
-        rig.settle()
+        rig.input(.edge(button: accept, pressed: true, at: rig.now))
         rig.run(forMs: 100)
         let writesBefore = rig.controlPointWrites.count
-        rig.core.input(.edge(button: accept, pressed: false, at: rig.now), now: rig.now, into: &rig.effects)
-        rig.settle()
+        rig.input(.edge(button: accept, pressed: false, at: rig.now))
         #expect(Array(rig.controlPointWrites.dropFirst(writesBefore)) == ["02 04 00 00 00 00"], "written with no time passing")
         #expect(rig.core.phone.session.hasCommandInFlight == true, "the fetch still waits")
         rig.run(forMs: 100)

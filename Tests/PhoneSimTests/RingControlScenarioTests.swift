@@ -5,6 +5,7 @@
 import ANCS
 import Bounded
 import Firmware
+import MemoryPlatform
 import PhoneSim
 import Testing
 import TestSupport
@@ -13,9 +14,9 @@ extension WearableLoopback {
     /// Holds `button` down for `ms`, then releases it.
     mutating func hold(_ button: String, ms: Int64) {
         guard let b = simBoard.buttonIndex(named: button) else { preconditionFailure("no button \(button)") }
-        core.input(.edge(button: b, pressed: true, at: now), now: now, into: &effects)
+        runner.platform.queue(.edge(button: b, pressed: true, at: now))
         run(forMs: ms)
-        core.input(.edge(button: b, pressed: false, at: now), now: now, into: &effects)
+        runner.platform.queue(.edge(button: b, pressed: false, at: now))
         run(forMs: 50)
     }
 

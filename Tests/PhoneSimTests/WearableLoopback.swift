@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// The simulated iPhone and the whole wearable core (link, policy, patterns,
-// buttons) back to back in memory on a virtual clock: what `wristlink sim`
-// runs, minus the sockets and the terminal. The core is settled as the
-// Runner settles it (events, flush, outgoing PDUs, actions). A security
-// raise reaches the phone as a security request (what SMP carries) and is
-// answered at once, as the UNIX link does; encryption the phone starts by
-// itself reaches the core as `securityChanged`.
+// The simulated iPhone and the whole wearable (the real Runner and core:
+// link, policy, patterns, buttons) back to back in memory on a virtual
+// clock: what `wristlink sim` runs, minus the sockets and the terminal. The
+// runner runs on the in-memory platform (MemoryPlatform), whose link is the
+// phone's: the phone's PDUs are queued to it, what it sends is handed to
+// the phone. A security raise reaches the phone as a security request (what
+// SMP carries) and the platform answers it at once, as the UNIX link does;
+// encryption the phone starts by itself reaches the core as
+// `securityChanged`.
 
 import ANCS
 import Bounded
 import Config
 import Firmware
+import MemoryPlatform
 import Platform
 import PhoneSim
 import TestSupport
@@ -34,20 +37,26 @@ struct EventList: EventSink {
 }
 
 struct WearableLoopback: ~Copyable {
-    var core: WearableCore
+    /// The firmware's own loop on the in-memory platform, whose link is the
+    /// simulated phone's.
+    var runner: Runner<MemoryPlatform, EventList>
     var phone: PhoneCore
-    var now = Instant(ms: 1_000)
-    var effects = Effects(sink: EventList())
+    var core: WearableCore { _read { yield runner.core } }
+    var now: Instant { runner.platform.now() }
     /// What the wearable reported, in order.
     var events: [FirmwareEvent] {
-        get { effects.sink.events }
-        set { effects.sink.events = newValue }
+        get { runner.effects.sink.events }
+        set { runner.effects.sink.events = newValue }
     }
     var phoneEvents: [PhoneEvent] = []
     /// Every PDU, "P>" from the phone and "W>" from the wearable.
     var trace: [String] = []
     /// Output line changes with the time they were applied.
-    var lineChanges: [(atMs: Int64, line: Int, on: Bool)] = []
+    var lineChanges: [(atMs: Int64, line: Int, on: Bool)] { runner.platform.lineChanges }
+    /// PDUs the wearable sent that the phone has not been handed yet.
+    private var toPhone: [[UInt8]] = []
+    private var raisesSeen = 0
+    private var disconnectsSeen = 0
 
     /// A wearable with the shipped sim board and policy; `scenario` is a
     /// file under board/scenarios, loaded into the phone.
@@ -55,7 +64,8 @@ struct WearableLoopback: ~Copyable {
         var config = WearableConfig(board: simBoard, policy: shippedPolicy)
         config.controller.enabled = false
         configure(&config)
-        core = WearableCore(config: config)
+        runner = Runner(platform: MemoryPlatform(outputs: config.board.outputs.count, startMs: 1_000),
+                        sink: EventList(), core: WearableCore(config: config))
         phone = PhoneCore(config: phoneConfig)
         if let scenario {
             let text = readRepositoryFile("board/scenarios/" + scenario)
@@ -65,6 +75,7 @@ struct WearableLoopback: ~Copyable {
                 preconditionFailure("\(scenario) does not parse: line \(error.line) \(error.kind)")
             }
         }
+        runner.start()
     }
 
     func output(_ name: String) -> Int {
@@ -73,40 +84,55 @@ struct WearableLoopback: ~Copyable {
     }
 
     mutating func connect() {
-        core.linkUp(now: now, into: &effects)
+        runner.platform.queue(.connected)
         phone.linkUp(now: now)
         settle()
     }
 
-    private mutating func settleCore() {
-        core.flush(now: now, into: &effects)
-        while let change = core.nextLineChange() { lineChanges.append((now.ms, change.line, change.on)) }
-        while let action = core.nextAction() {
-            switch action {
-            case .raiseSecurity:
-                phone.securityRequested(now: now)
-                core.securityChanged(encrypted: true, now: now, into: &effects)
-            case .disconnect(let reason):
-                core.linkDown(reason: reason, now: now, into: &effects)
-                phone.linkDown(reason: "peer-closed", now: now)
-            }
+    /// A button edge, as the lines deliver it.
+    mutating func input(_ event: InputEvent) {
+        runner.platform.queue(event)
+        settle()
+    }
+
+    /// The runner takes what is queued; what it did reaches the phone's side
+    /// of the link: its PDUs (held for the loop), a raise as the phone's
+    /// security request (the platform answers "encrypted" at once, as the
+    /// UNIX link does), a closed link as the phone's link ending.
+    private mutating func stepWearable() {
+        var steps = 0
+        repeat {
+            runner.step(waitingAtMostMs: 0)
+            steps += 1
+        } while runner.platform.hasQueuedInput && steps < 1_000
+        precondition(!runner.platform.hasQueuedInput, "the runner leaves input queued")
+        toPhone += runner.platform.takeSent()
+        while raisesSeen < runner.platform.raises.count {
+            raisesSeen += 1
+            phone.securityRequested(now: now)
+        }
+        while disconnectsSeen < runner.platform.disconnects {
+            disconnectsSeen += 1
+            phone.linkDown(reason: "peer-closed", now: now)
         }
     }
 
+    /// The phone's events and actions reach the wearable's link: encryption
+    /// it starts by itself, a connection, a disconnection.
     private mutating func settlePhone() {
         while let e = phone.nextEvent() {
             phoneEvents.append(e)
             if case .secured = e, core.phone.state != .disconnected, !core.phone.isEncrypted {
-                core.securityChanged(encrypted: true, now: now, into: &effects)
+                runner.platform.queue(.securityChanged(encrypted: true))
             }
         }
         while let action = phone.nextAction() {
             switch action {
             case .connect:
-                core.linkUp(now: now, into: &effects)
+                runner.platform.queue(.connected)
                 phone.linkUp(now: now)
             case .disconnect:
-                core.linkDown(reason: .platform("peer-closed"), now: now, into: &effects)
+                runner.platform.queue(.disconnected(reason: "peer-closed"))
             case .quit:
                 break
             }
@@ -127,48 +153,51 @@ struct WearableLoopback: ~Copyable {
 
     func sawAdded(_ uid: UInt32) -> Bool { added.contains { $0.uid == uid } }
 
-    /// Moves PDUs both ways until neither side has anything to send.
+    /// Moves PDUs both ways, one each way per round, until neither side
+    /// has anything to send.
     mutating func settle() {
         var out = ByteBuffer(capacity: 600)
         var rounds = 0
         while true {
             rounds += 1
             precondition(rounds < 100_000, "the loopback does not settle")
-            settleCore()
+            stepWearable()
             settlePhone()
             var moved = false
             if phone.popOutgoing(into: &out) {
                 moved = true
-                trace.append("P> " + toHex(out.toArray()))
-                core.receive(out.span, now: now, into: &effects)
+                let bytes = out.toArray()
+                trace.append("P> " + toHex(bytes))
+                runner.platform.queue(.pdu(bytes))
             }
-            settleCore()
-            if core.popOutgoing(into: &out) {
+            stepWearable()
+            if !toPhone.isEmpty {
                 moved = true
-                trace.append("W> " + toHex(out.toArray()))
-                phone.receive(out.span, now: now)
+                let bytes = toPhone.removeFirst()
+                trace.append("W> " + toHex(bytes))
+                phone.receive(bytes.span, now: now)
             }
-            if !moved { break }
+            if !moved && !runner.platform.hasQueuedInput { break }
         }
-        settleCore()
+        stepWearable()
         settlePhone()
     }
 
-    /// Runs the virtual clock for `ms`, firing every deadline on the way.
+    /// Runs the virtual clock for `ms`, the runner and the phone waking at
+    /// every deadline on the way.
     mutating func run(forMs ms: Int64) {
         let end = now.advanced(byMs: ms)
         settle()
         var steps = 0
-        while let due = earliest(core.deadline, phone.deadline), due <= end {
+        while now < end {
             steps += 1
             precondition(steps < 100_000, "a deadline keeps firing")
-            if due > now { now = due }
-            core.advance(now: now, into: &effects)
+            let until = earliest(phone.deadline, end).map { max($0, now) } ?? end
+            // The runner wakes at its own deadline or at the phone's.
+            runner.step(waitingAtMostMs: until.ms(since: now))
             phone.advance(now: now)
             settle()
         }
-        now = end
-        core.advance(now: now, into: &effects)
         phone.advance(now: now)
         settle()
     }

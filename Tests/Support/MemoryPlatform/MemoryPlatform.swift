@@ -49,6 +49,8 @@ public struct MemoryPlatform: Platform, ~Copyable {
     public private(set) var controllerSent: [[UInt8]] = []
     /// Each output's level, by line index (off until set).
     public private(set) var levels: [Bool]
+    /// Every change of an output, with the time it was made.
+    public private(set) var lineChanges: [(atMs: Int64, line: Int, on: Bool)] = []
     /// The `attempt` of each security raise.
     public private(set) var raises: [Int] = []
     public private(set) var disconnects = 0
@@ -74,6 +76,18 @@ public struct MemoryPlatform: Platform, ~Copyable {
     public mutating func takeSent() -> [[UInt8]] {
         defer { sent.removeAll() }
         return sent
+    }
+
+    /// Takes the management commands sent so far.
+    public mutating func takeControllerSent() -> [[UInt8]] {
+        defer { controllerSent.removeAll() }
+        return controllerSent
+    }
+
+    /// Moves the clock to `instant` without the runner waking (never back).
+    public mutating func setClock(_ instant: Instant) {
+        precondition(instant >= clock, "MemoryPlatform: the clock never goes back")
+        clock = instant
     }
 
     public var hasQueuedInput: Bool { !linkQueue.isEmpty || !inputQueue.isEmpty || !controllerQueue.isEmpty }
@@ -127,6 +141,7 @@ public struct MemoryPlatform: Platform, ~Copyable {
     public mutating func setOutput(_ line: Int, on: Bool) {
         precondition(line >= 0 && line < levels.count, "MemoryPlatform: output \(line) of \(levels.count)")
         levels[line] = on
+        lineChanges.append((clock.ms(since: .zero), line, on))
     }
 
     public mutating func nextInput() -> InputEvent? { inputQueue.isEmpty ? nil : inputQueue.removeFirst() }
