@@ -11,7 +11,9 @@
 # it, parse, and name a slot directory that holds a kernel, and the call
 # run again must finish the change. Then bad input (unknown slots and
 # states, damaged state files) must be refused with the file unchanged and
-# no temporary file left. Last, the files are put on a real FAT file system
+# no temporary file left; a read-only mount (tmpfs, as root) must be made
+# writable for a change and read-only again, a failed write included.
+# Last, the files are put on a real FAT file system
 # (mkfs.vfat, mtools: no kernel mount needed) and fsck.vfat -n must find it
 # clean. Every loop is bounded (a call has at most MAX_STEPS steps).
 set -eu
