@@ -65,6 +65,9 @@ cut_everywhere() {
   be "$@" 2>/dev/null || { bad "$name: '$*' failed without a cut"; return; }
   after=$(cat "$DIR/wristlink-slot.txt")
   after_status=$(status)
+  if [ "$before" != "$after" ]; then   # the previous selection is kept beside it
+    expect "$name: '$*': wristlink-slot.old" "$(cat "$DIR/wristlink-slot.old" 2>/dev/null)" "$before"
+  fi
   rm -rf "$WORK/done"; mv "$DIR" "$WORK/done"
   k=1
   while [ "$k" -le "$MAX_STEPS" ]; do
@@ -235,7 +238,8 @@ if command -v mkfs.vfat > /dev/null && command -v mcopy > /dev/null && command -
   img="$WORK/boot.vfat"
   truncate -s 64M "$img"
   mkfs.vfat -F 32 -n RASPIFIRM "$img" > /dev/null
-  (cd "$DIR" && mcopy -s -p -Q -i "$img" config.txt wristlink-slot.txt wristlink-slot.old slot-a slot-b ::/)
+  (cd "$DIR" && mcopy -s -p -Q -i "$img" config.txt wristlink-slot.txt wristlink-slot.old slot-a slot-b ::/) > "$WORK/mcopy" 2>&1 ||
+    bad "mcopy to the FAT image: $(cat "$WORK/mcopy")"
   expect "FAT: wristlink-slot.txt read back" "$(mtype -i "$img" ::/wristlink-slot.txt | tr -d '\r')" "$(cat "$DIR/wristlink-slot.txt")"
   if fsck.vfat -n "$img" > "$WORK/fsck" 2>&1; then ok; else bad "fsck.vfat -n: $(cat "$WORK/fsck")"; fi
 else
