@@ -24,7 +24,7 @@ DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark device-tree-com
 
 .PHONY: all deps build check test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build test-fuzz bench-deps test-budgets clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
 	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot \
-	image image-raw image-build test-image test-checks test-deb-checks test-fuzz-runs
+	image image-raw image-build test-image test-checks test-deb-checks test-fuzz-runs test-update
 
 all: build
 
@@ -66,7 +66,7 @@ test-builds: build-tests embedded-build pi-build pi-x86_64-trixie
 # Phase 3's checks (the packages built before: test-deb-checks does not
 # rebuild them, so the image build beside it reads a finished package).
 test-checks:
-	@$(MAKE) -j1 --no-print-directory test-unit test-budgets test-fuzz-runs embedded-check pi-test test-deb-checks
+	@$(MAKE) -j1 --no-print-directory test-unit test-budgets test-fuzz-runs embedded-check pi-test test-deb-checks test-update
 
 build-tests: deps
 	$(SWIFT) build -c $(CONFIG) --build-tests
@@ -354,6 +354,13 @@ test-fuzz: fuzz-build
 FUZZ_SHORT_JOBS ?= 2
 test-fuzz-runs:
 	@FUZZ_SECONDS=$(FUZZ_SHORT_SECONDS) FUZZ_JOBS=$(FUZZ_SHORT_JOBS) scripts/fuzz $(FUZZ_TARGETS)
+
+# The A/B update's boot-slot backend (docs/updates.md, issue 32's first
+# step): RAUC's calls and a power cut after every file-system step of each,
+# bad input, and the files on a FAT (mkfs.vfat, mtools, fsck.vfat -n).
+test-update:
+	@scripts/ensure-packages dosfstools mtools
+	@Tests/Update/backend-test.sh
 
 clean:
 	rm -rf .build
