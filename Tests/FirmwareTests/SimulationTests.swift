@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Seeded fault simulation: the wearable core driven by a random phone.
+// Seeded fault simulation: the wearable (the real Runner and core, on the
+// in-memory platform) driven by a random phone.
 //
 // The phone answers discovery like `Script`'s phone, and otherwise does
 // whatever the seed says: notifications of every category and flag
@@ -15,6 +16,7 @@ import ANCS
 import Bounded
 import Config
 import Firmware
+import MemoryPlatform
 import Platform
 import PlatformLinux
 import Testing
@@ -34,10 +36,15 @@ struct PhoneNotification {
 struct ChaosRun: ~Copyable {
     let seed: UInt64
     var rng: SplitMix64
-    var core: WearableCore
-    var effects = Effects(sink: RecordingSink())
-    var now = Instant(ms: 1_000_000)
+    var runner: Runner<MemoryPlatform, RecordingSink>
+    var core: WearableCore { _read { yield runner.core } }
+    var now: Instant {
+        get { runner.platform.now() }
+        set { runner.platform.setClock(newValue) }
+    }
     var connected = false
+    /// The link closes the runner made (a disconnect action), counted.
+    var disconnectsSeen = 0
     var live: [PhoneNotification] = []
     /// UIDs announced in the current session (the only ones the firmware may use).
     var sessionUIDs: Set<UInt32> = []
@@ -83,7 +90,9 @@ struct ChaosRun: ~Copyable {
         var config = testConfig()
         config.link.session.notificationCapacity = 16
         config.link.bearer.transactionTimeoutMs = 30_000
-        core = WearableCore(config: config)
+        runner = Runner(platform: MemoryPlatform(outputs: config.board.outputs.count, startMs: 1_000_000),
+                        sink: RecordingSink(), core: WearableCore(config: config))
+        runner.start()
     }
 
     mutating func random(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
@@ -100,20 +109,20 @@ struct ChaosRun: ~Copyable {
         announcedAt.removeAll()
         ringLimitedCalls.removeAll()
         cpAwaitingAnswer = 0
-        core.linkUp(now: now, into: &effects)
+        runner.platform.queue(.connected)
         try pump()
     }
 
     mutating func hangUp() throws {
         connected = false
-        core.linkDown(reason: .platform("peer-closed"), now: now, into: &effects)
+        runner.platform.queue(.disconnected(reason: "peer-closed"))
         cpAwaitingAnswer = 0
         try pump()
     }
 
     mutating func deliver(_ text: String) throws {
         guard connected else { return }
-        core.receive(hex(text).span, now: now, into: &effects)
+        runner.platform.queue(.pdu(hex(text)))
         try pump()
     }
 
@@ -122,27 +131,25 @@ struct ChaosRun: ~Copyable {
     mutating func pump() throws {
         for _ in 0..<200 {
             var progressed = false
-            for _ in 0..<4 {
-                let events = effects.sink.events
-                effects.sink.events.removeAll(keepingCapacity: true)
-                for event in events { try observe(event) }
-                core.flush(now: now, into: &effects)
-            }
-            while let action = core.nextAction() {
+            // The runner takes what is queued, each input followed by its
+            // settle (commands, PDUs, bonds, link actions, lines); a raise
+            // is answered "encrypted" by the platform, as the UNIX link does.
+            var taken = 0
+            while runner.platform.hasQueuedInput && taken < 64 {
+                runner.step(waitingAtMostMs: 0)
+                taken += 1
                 progressed = true
-                switch action {
-                case .raiseSecurity: core.securityChanged(encrypted: true, now: now, into: &effects)
-                case .disconnect:
-                    connected = false
-                    core.linkDown(reason: .platform("firmware"), now: now, into: &effects)
-                }
             }
-            while core.nextLineChange() != nil {}
-            var out = ByteBuffer(capacity: 600)
-            var pdus: [String] = []
-            while core.popOutgoing(into: &out) { pdus.append(toHex(out.toArray())) }
-            while core.popControllerCommand(into: &out) {}
-            for pdu in pdus {
+            let events = runner.effects.sink.events
+            runner.effects.sink.events.removeAll(keepingCapacity: true)
+            for event in events { try observe(event) }
+            if runner.platform.disconnects != disconnectsSeen {
+                // The firmware closed the link.
+                disconnectsSeen = runner.platform.disconnects
+                connected = false
+                progressed = true
+            }
+            for pdu in runner.platform.takeSent().map({ toHex($0) }) {
                 progressed = true
                 try answer(pdu)
             }
@@ -338,29 +345,30 @@ struct ChaosRun: ~Copyable {
     mutating func press(_ button: Int, holdMs: Int64) throws {
         for edge in [true, false] {
             for k in 0..<random(4) {
-                core.input(.edge(button: button, pressed: k % 2 == 0 ? edge : !edge, at: now), now: now, into: &effects)
+                runner.platform.queue(.edge(button: button, pressed: k % 2 == 0 ? edge : !edge, at: now))
                 try advance(ms: 1 + Int64(random(4)))
             }
-            core.input(.edge(button: button, pressed: edge, at: now), now: now, into: &effects)
+            runner.platform.queue(.edge(button: button, pressed: edge, at: now))
             try pump()
             if edge { try advance(ms: holdMs) }
         }
     }
 
-    /// Moves the clock, waking at every deadline on the way as the loop would.
+    /// Moves the clock, the runner waking at every deadline on the way.
     mutating func advance(ms: Int64) throws {
         let target = now.advanced(byMs: ms)
         var wakeups = 0
-        while let due = core.deadline, due <= target, wakeups < 10_000 {
+        repeat {
             wakeups += 1
-            now = max(now, due)
-            core.advance(now: now, into: &effects)
+            runner.step(waitingAtMostMs: target.ms(since: now))
             try pump()
             if !connected { try connect() }
+        } while now < target && wakeups < 10_000
+        if now < target {
+            now = target
+            runner.step(waitingAtMostMs: 0)
+            try pump()
         }
-        now = target
-        core.advance(now: now, into: &effects)
-        try pump()
     }
 
     // MARK: Invariants
