@@ -190,8 +190,8 @@ else
     grep -qxF "# $ver" "$manifest"; check "boot 1: the image manifest has the same version line" $? "$(sed -n 3p "$manifest")"
   fi
   [ "$(field 1 battery)" = none ]; check "boot 1: the report's battery line says none (QEMU has no fuel gauge)" $? "$(field 1 battery)"
-  [ "$(field 1 system)" = running ]; check "boot 1: multi-user, no failed unit (system $(field 1 system), failed: $(field 1 failed-units))" $? "system $(field 1 system), failed: $(field 1 failed-units)"
-  field 1 "mount /" | grep -Eq '^/dev/mmcblk0p2 ext4 ro,'; check "boot 1: / is the SD card's root, read-only ($(field 1 'mount /'))" $? "$(field 1 'mount /')"
+  [ "$(field 1 system)" = running ]; rc=$?; check "boot 1: multi-user, no failed unit (system $(field 1 system), failed: $(field 1 failed-units))" $rc "system $(field 1 system), failed: $(field 1 failed-units)"
+  field 1 "mount /" | grep -Eq '^/dev/mmcblk0p2 ext4 ro,'; rc=$?; check "boot 1: / is the SD card's root, read-only ($(field 1 'mount /'))" $rc "$(field 1 'mount /')"
   field 1 "mount /var" | grep -q ' tmpfs '; check "boot 1: /var is a tmpfs" $? "$(field 1 'mount /var')"
   field 1 "mount /boot/firmware" | grep -Eq 'vfat ro,'; check "boot 1: the boot partition is mounted read-only" $? "$(field 1 'mount /boot/firmware')"
   field 1 "mount /var/lib/private/wristlink" | grep -Eq '^/dev/mmcblk0p3\[/state\] ext4 rw,'; check "boot 1: the data partition's state/ holds the firmware's state" $? "$(field 1 'mount /var/lib/private/wristlink')"
@@ -246,12 +246,12 @@ else
   check "boot 2: after the power cut the root needed nothing (never written)" $? "$kernel2"
   ! printf '%s\n' "$kernel2" | grep -E 'vda3' | grep -qi 'error'; check "boot 2: the data partition mounted without errors" $? "$kernel2"
   case "$(field 2 system)" in running|degraded) true ;; *) false ;; esac
-  check "boot 2: the boot finished (system $(field 2 system); the service waits for GPIO lines virt does not have)" $? "system $(field 2 system)"
+  rc=$?; check "boot 2: the boot finished (system $(field 2 system); the service waits for GPIO lines virt does not have)" $rc "system $(field 2 system)"
   report 2 | grep -q "^data: bonds [0-9]* 600 $bond_sum"; check "boot 2: the bond file is byte for byte the one placed (mode 600)" $? "$(report 2 | grep '^data:')"
   report 2 | grep -q '^journal: loaded 1 bonded phone(s) from /var/lib/wristlink/bonds'; check "boot 2: one bonded phone loaded again" $? "$(report 2 | grep '^journal:' | head -8)"
   [ "$(report 2 | grep -c '^data: ')" -eq 1 ]; check "boot 2: the data partition holds the bond file and nothing else" $? "$(report 2 | grep '^data:')"
   [ "$(field 2 journal-boots)" = 2 ] && [ -n "$id1" ] && [ "$(field 2 machine-id)" = "$id1" ]
-  check "boot 2: the journal on the data partition kept boot 1 through the power cut (journal boots: $(field 2 journal-boots), one machine ID)" $? "journal boots $(field 2 journal-boots), machine IDs $id1 / $(field 2 machine-id)"
+  rc=$?; check "boot 2: the journal on the data partition kept boot 1 through the power cut (journal boots: $(field 2 journal-boots), one machine ID)" $rc "journal boots $(field 2 journal-boots), machine IDs $id1 / $(field 2 machine-id)"
   report 2 | grep -q '^previous-boot: .*waiting for the Bluetooth controller'; check "boot 2: boot 1's last firmware lines are there" $? "$(report 2 | grep '^previous-boot:' | head -5)"
   # The report on the card: written, the request gone, the settings files untouched, the FAT clean.
   mcopy -n -i "$fat" ::/wristlink/report.txt "$OUT/report-2.txt" 2>/dev/null; got=$?
@@ -286,7 +286,7 @@ raspi_boot() {  # raspi_boot N DISK CMDLINE
 }
 wearable_runs() {  # wearable_runs N: multi-user and wristlink.service running, as in boot 1
   local n=$1 svc bad=0 want
-  [ "$(field "$n" system)" = running ]; check "boot $n: multi-user, no failed unit (system $(field "$n" system), failed: $(field "$n" failed-units))" $? "system $(field "$n" system), failed: $(field "$n" failed-units)"
+  [ "$(field "$n" system)" = running ]; rc=$?; check "boot $n: multi-user, no failed unit (system $(field "$n" system), failed: $(field "$n" failed-units))" $rc "system $(field "$n" system), failed: $(field "$n" failed-units)"
   svc="$(field "$n" service)"
   for want in ActiveState=active SubState=running NRestarts=0; do case " $svc " in *" $want "*) ;; *) bad=1 ;; esac; done
   check "boot $n: wristlink.service active, never restarted ($svc)" $bad "$svc"
@@ -323,7 +323,7 @@ if [ "$ok" -ne 0 ]; then
 else
   field 3 cmdline | grep -q " $imager_args"; check "boot 3: the kernel was given Imager's first-run arguments" $? "$(field 3 cmdline)"
   wearable_runs 3
-  field 3 kernel-command-line.service | grep -q 'LoadState=masked'; check "boot 3: kernel-command-line.service (systemd.run=) masked, never run ($(field 3 kernel-command-line.service))" $? "$(field 3 kernel-command-line.service)"
+  field 3 kernel-command-line.service | grep -q 'LoadState=masked'; rc=$?; check "boot 3: kernel-command-line.service (systemd.run=) masked, never run ($(field 3 kernel-command-line.service))" $rc "$(field 3 kernel-command-line.service)"
   t="$(field 3 kernel-command-line.target)"
   case "$t" in *ActiveState=active*FragmentPath=/etc/systemd/system/kernel-command-line.target*) true ;; *) false ;; esac
   check "boot 3: systemd.unit=kernel-command-line.target started the image's own target (multi-user)" $? "$t"
