@@ -95,13 +95,17 @@ extension PhoneLink {
         // The turns in the arbiter's order: the Control Point, then (with
         // the bearer still free) AMS (a media press or its bring-up's next
         // step), then CTS.
+        // The clients' own wish is asked first: it is a field or two, the
+        // arbiter's answer reads the session (per NS event, in make test's
+        // instruction budget).
         guard arbiter.mayTakeTurn(.controlPoint) else { return }
         sendCommand(now: now, handler: &handler, effects: &effects)
-        if arbiter.mayTakeTurn(.ams), ams.wantsToSend {
+        if ams.wantsToSend {
+            guard arbiter.mayTakeTurn(.ams) else { return }
             if ams.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
             return
         }
-        guard arbiter.mayTakeTurn(.cts), cts.wantsToSend else { return }
+        guard cts.wantsToSend, arbiter.mayTakeTurn(.cts) else { return }
         if cts.nextRequest(into: &scratch, mtu: bearer.mtu) { submit(now: now, handler: &handler, effects: &effects) }
     }
 
