@@ -105,7 +105,7 @@ var targets: [Target] = [
     .target(name: "TestSupport", dependencies: ["AllocCounter", "Bounded"], path: "Tests/Support/TestSupport", swiftSettings: core),
     // The Platform protocol in memory on a virtual clock: the real Runner
     // driven by a test with no socket and no real time.
-    .target(name: "MemoryPlatform", dependencies: ["Platform", "Bounded"], path: "Tests/Support/MemoryPlatform", swiftSettings: core),
+    .target(name: "MemoryPlatform", dependencies: ["Firmware", "Platform", "Bounded"], path: "Tests/Support/MemoryPlatform", swiftSettings: core),
     .testTarget(name: "BoundedTests", dependencies: ["TestSupport", "Bounded"], swiftSettings: core),
     .testTarget(name: "ANCSTests", dependencies: ["TestSupport", "ANCS", "AllocCounter"], swiftSettings: core),
     .testTarget(name: "AMSTests", dependencies: ["TestSupport", "AMS", "Bounded"], swiftSettings: core),

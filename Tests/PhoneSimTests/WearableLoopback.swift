@@ -100,12 +100,7 @@ struct WearableLoopback: ~Copyable {
     /// security request (the platform answers "encrypted" at once, as the
     /// UNIX link does), a closed link as the phone's link ending.
     private mutating func stepWearable() {
-        var steps = 0
-        repeat {
-            runner.step(waitingAtMostMs: 0)
-            steps += 1
-        } while runner.platform.hasQueuedInput && steps < 1_000
-        precondition(!runner.platform.hasQueuedInput, "the runner leaves input queued")
+        precondition(runner.takeQueued(), "the runner leaves input queued")
         toPhone += runner.platform.takeSent()
         while raisesSeen < runner.platform.raises.count {
             raisesSeen += 1
