@@ -22,7 +22,7 @@ FUZZ_TARGETS := notification-source data-source session att phone-link mgmt-even
 # device-tree-compiler: test-unit compiles the fuel gauge's overlay (dtc, fdtget).
 DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark device-tree-compiler
 
-.PHONY: all deps build check test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build test-fuzz bench-deps test-budgets clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench \
+.PHONY: all deps build check test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build test-fuzz bench-deps test-budgets clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench bench-record \
 	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot \
 	image image-raw image-build test-image test-checks test-deb-checks test-fuzz-runs test-update
 
@@ -384,7 +384,13 @@ soak: deps
 # copy valgrind 3.19 can read.
 bench: deps bench-deps
 	$(SWIFT) build -c release
-	.build/release/wristlink-bench --root . --json .build/bench.json
+	.build/release/wristlink-bench --root . --json .build/bench.json --recorded Tests/Bench/recorded.txt
+
+# `make bench`, then Tests/Bench/recorded.txt rewritten with this run's
+# figures (commit it with the change it measures).
+bench-record: deps bench-deps
+	$(SWIFT) build -c release
+	.build/release/wristlink-bench --root . --json .build/bench.json --recorded Tests/Bench/recorded.txt --record
 
 bench-deps:
 	@scripts/ensure-packages valgrind

@@ -6,9 +6,12 @@
 // `--instructions-only` prints only the instruction counts; with `--budgets
 // FILE` (Tests/Bench/budgets.txt, `make test-budgets`, part of `make test`)
 // it exits 1 when a count is over its budget, printing both.
+// `--recorded FILE` (Tests/Bench/recorded.txt) ends the run with every
+// figure next to its last recorded value; `--record` rewrites FILE with
+// this run's (see Recorded.swift).
 //
 //   wristlink-bench [--root DIR] [--json PATH] [--idle-seconds N] [--button-rounds N]
-//                   [--instructions-only [--budgets FILE]]
+//                   [--recorded FILE [--record]] [--instructions-only [--budgets FILE]]
 
 import BenchSupport
 import Glibc
@@ -21,6 +24,8 @@ var idleSeconds = 60
 var buttonRounds = 2_000
 var instructionsOnly = false
 var budgetsPath: String? = nil
+var recordedPath: String? = nil
+var record = false
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
@@ -31,14 +36,17 @@ while let argument = arguments.next() {
     case "--button-rounds": buttonRounds = Int(arguments.next() ?? "") ?? buttonRounds
     case "--instructions-only": instructionsOnly = true
     case "--budgets": budgetsPath = arguments.next()
+    case "--recorded": recordedPath = arguments.next()
+    case "--record": record = true
     default:
-        print("usage: wristlink-bench [--root DIR] [--json PATH] [--idle-seconds N] [--button-rounds N] [--instructions-only [--budgets FILE]]")
+        print("usage: wristlink-bench [--root DIR] [--json PATH] [--idle-seconds N] [--button-rounds N] [--recorded FILE [--record]] [--instructions-only [--budgets FILE]]")
         exit(2)
     }
 }
 Log.level = .error
 
 if let costKind { exit(CostRun.run(kind: costKind, root: root)) }
+if record, recordedPath == nil { fail("--record needs --recorded FILE") }
 
 let started = Clock.ns()
 var bench: Bench
@@ -47,7 +55,8 @@ do {
 } catch {
     fail("configuration: \(error)")
 }
-say("wristlink-bench: \(machineDescription())")
+let machine = machineDescription()
+say("wristlink-bench: \(machine)")
 if instructionsOnly {
     guard bench.instructions(selfPath: ChildProcess.selfPath) else { fail("instructions: not measured (valgrind missing or a run failed)") }
     guard let budgetsPath else { exit(0) }
@@ -78,4 +87,16 @@ let json = bench.figures.json
 guard let file = fopen(path, "w") else { fail("cannot write \(path)") }
 fputs(json, file)
 fclose(file)
+if let recordedPath {
+    let last = RecordedFigures(path: recordedPath)
+    for problem in last.problems { say("recorded: \(problem)") }
+    say("against the last recorded run (\(recordedPath)):")
+    for line in last.comparison(with: bench.figures) { say("  \(line)") }
+    if record {
+        guard let out = fopen(recordedPath, "w") else { fail("cannot write \(recordedPath)") }
+        fputs(RecordedFigures.text(of: bench.figures, machine: machine), out)
+        fclose(out)
+        say("recorded this run's figures in \(recordedPath)")
+    }
+}
 say("wrote \(path) in \(fmt(Double(Clock.ns() - started) / 1e9)) s")
