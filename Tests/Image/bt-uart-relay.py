@@ -23,8 +23,9 @@ wearable's advertisement, connects, encrypts with the stored key, waits
 for the ANCS subscription and then rings a call and keeps it ringing.
 
 Everything is bounded: the wait for QEMU (--connect-timeout), the phone's
-scenario (--timeout), the whole run (--limit); the relay ends when QEMU
-closes the socket.
+wait for the advertisement (--timeout), the whole run (--limit); the relay
+ends when QEMU closes the socket, and phone-summary.json says whether the
+scenario reached its last step (holding the call).
 
 Results in --results DIR: relay.log (every vendor command, the firmware's
 size, the time stamps), timings.json (seconds from QEMU's connection, which
@@ -238,19 +239,22 @@ async def main_async(args) -> int:
     except asyncio.TimeoutError:
         log.error("QEMU did not connect in %s s", args.connect_timeout)
         return 2
-    ok = False
-    try:
-        ok = await asyncio.wait_for(phone.run(), args.limit)
-    except asyncio.TimeoutError:
-        log.error("scenario not done in %s s", args.limit)
-    summary = {"ok": ok, "counts": rec.counts, "timings": relay.timings}
-    with open(os.path.join(args.results, "phone-summary.json"), "w") as f:
-        json.dump(summary, f, indent=1)
-    log.info("scenario %s; holding the call until QEMU ends (at most %s s)", "done" if ok else "FAILED", args.limit)
+    # The scenario ends by holding the call (its last step); the run ends
+    # when QEMU closes the UART, or at --limit.
+    scenario_task = asyncio.create_task(phone.run())
     try:
         await asyncio.wait_for(relay.closed.wait(), args.limit)
     except asyncio.TimeoutError:
-        pass
+        log.error("QEMU still running after %s s", args.limit)
+    scenario_task.cancel()
+    steps = [r.get("index") for r in rec.history if r["event"] == "step"]
+    failed = [r for r in rec.history if r["event"] in ("step_timeout", "step_failed")]
+    ok = not failed and bool(steps) and max(steps) == len(scenario["steps"]) - 1
+    summary = {"ok": ok, "last_step": max(steps) if steps else None, "counts": rec.counts,
+               "timings": relay.timings}
+    with open(os.path.join(args.results, "phone-summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    log.info("scenario %s (last step %s)", "reached its last step" if ok else "FAILED", summary["last_step"])
     server.close()
     relay.save()
     return 0 if ok else 1
