@@ -38,6 +38,11 @@
 #   boot 4, -M raspi3b, a fresh copy customised the cloud-init way
 #     (user-data, network-config, meta-data on the boot partition): the same,
 #     the journal naming the three files.
+#   boot 5, -M raspi3b, a fresh copy with the bond, a Bluetooth chip on the
+#     PL011 (Tests/Image/bt-boot-test.sh): the kernel attaches it and loads
+#     its patch, the firmware advertises, the bonded phone reconnects,
+#     encrypts, subscribes and rings a call that drives led-call and the
+#     motor; kernel start -> advertising -> subscribed in timings.txt.
 # Before the boots, the Imager repository file (scripts/imager-repo) written
 # for the image is checked against it (Tests/Image/imager-repo-check.py).
 # Each boot is bounded (IMAGE_BOOT_TIMEOUT, default 420 s). Results and the
@@ -361,6 +366,18 @@ else
   same_file 4 user-data "$OUT/user-data"
 fi
 rm -f "$OUT"/sd-firstrun.img "$OUT"/sd-cloudinit.img
+
+# --- boot 5: the image meets a phone over its own Bluetooth UART ------------
+# Tests/Image/bt-boot-test.sh (a fresh copy with the bond, -M raspi3b as
+# boot 1, a CYW43438 and a Bumble phone behind the PL011): its checks and
+# figures join this summary and timings.txt.
+BT_BOOT_NAME=5 "$HERE/bt-boot-test.sh" "$IMAGE" "$OUT/bt" > "$OUT/bt-boot.log" 2>&1; rc=$?
+grep -E '^(PASS|FAIL) ' "$OUT/bt/summary.txt" 2>/dev/null >> "$OUT/summary.txt"
+grep -E '^(PASS|FAIL) ' "$OUT/bt/summary.txt" 2>/dev/null
+bt_fails=$(grep -c '^FAIL ' "$OUT/bt/summary.txt" 2>/dev/null || true)
+if [ "$rc" -ne 0 ] && [ "${bt_fails:-0}" -eq 0 ]; then bt_fails=1; fail "boot 5: bt-boot-test.sh ended with $rc ($OUT/bt-boot.log)"; fi
+fails=$((fails + ${bt_fails:-0}))
+grep '^boot 5' "$OUT/bt/timings.txt" 2>/dev/null | tee -a "$OUT/timings.txt"
 
 printf 'boot-test: %d failed, %s s in all (consoles and reports in %s)\n' "$fails" "$(elapsed "$T0")" "$OUT"
 [ "$fails" -eq 0 ]

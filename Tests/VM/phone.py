@@ -33,7 +33,8 @@ Results (all in --results DIR):
   phone-summary.json final state and whether every step of the scenario passed
 
 Needs Bumble 0.0.236 on Python >= 3.11; patches LocalLink.send_acl_data at
-runtime (see patch_bumble()).
+runtime (see patch_bumble()). Tests/Image/bt-uart-relay.py imports this file
+(build_phone, Recorder, patch_bumble) for the SD-card image's Bluetooth boot.
 """
 from __future__ import annotations
 
