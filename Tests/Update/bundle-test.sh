@@ -12,7 +12,7 @@
 # bundle and refuse, each with its reason: a bundle signed by an unknown
 # key, one for another board (compatible wristlink-pi4), a truncated file,
 # an empty one, and one older than the running version; the check writes
-# nothing (the folder's files are the same before and after). build-bundle
+# nothing (every file's name, size and time the same before and after). build-bundle
 # must refuse an image whose keyring is not its key's certificate.
 set -eu
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -87,10 +87,12 @@ head -c $((size - 100)) "$good" > "$WORK/short.raucb"
 # The card's check, with the card's system.conf and keyring (the zero card's).
 conf="$WORK/zero/root/etc/rauc/system.conf"
 key="$WORK/zero/root/etc/rauc/keyring.pem"
+# every file and folder under the test's folder: name, size, modification time
+snapshot() { find "$WORK" -printf '%p %s %T@\n' | LC_ALL=C sort | sha256sum; }
 check() {  # check NAME BUNDLE EXIT REASON-PATTERN [RUNNING-VERSION]
-  before=$(find "$WORK" -type f -newer "$conf" -exec sha256sum {} + | LC_ALL=C sort | sha256sum)
+  before=$(snapshot)
   out=$(WL_RAUC_CONF="$conf" WL_RAUC_KEYRING="$key" WL_RUNNING_VERSION="${5:-0.1.0-1+deb13}" "$CHECK" "$2" 2>&1) && rc=0 || rc=$?
-  after=$(find "$WORK" -type f -newer "$conf" -exec sha256sum {} + | LC_ALL=C sort | sha256sum)
+  after=$(snapshot)
   expect "$1: exit" "$rc" "$3"
   case "$out" in $4) ok ;; *) bad "$1: said '$out', expected '$4'" ;; esac
   expect "$1: nothing written" "$after" "$before"
