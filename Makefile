@@ -24,7 +24,7 @@ DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark device-tree-com
 
 .PHONY: all deps build check test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build test-fuzz bench-deps test-budgets clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench bench-record \
 	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot \
-	image image-raw image-build test-image test-checks test-deb-checks test-fuzz-runs test-update
+	image image-raw image-build bundle bundle-build test-image test-checks test-deb-checks test-fuzz-runs test-update
 
 all: build
 
@@ -302,6 +302,18 @@ image: image-raw
 		$$(for b in pi-zero-2w pi4 pi5; do ls -t $(IMAGE_DIR)/wristlink-*-$$b.img.xz 2>/dev/null | head -1; done) > /dev/null && \
 	echo "image: for Raspberry Pi Imager: rpi-imager --repo $(CURDIR)/$(IMAGE_DIR)/wristlink.rpi-imager.json"
 
+# The signed update bundle (docs/updates.md, "Bundles"):
+# wristlink-VERSION-BOARD.raucb in .build/image beside the image it is made
+# from (its slot A), signed with the development key that scripts/bundle-key
+# creates on first use outside the clone (WL_BUNDLE_KEY_DIR, default
+# /var/lib/wristlink-dev-keys), whose certificate scripts/build-image put in
+# the image's keyring. bundle-build: from the newest image already built.
+bundle: image-raw
+	@$(MAKE) --no-print-directory bundle-build
+bundle-build:
+	@t=$$(date +%s); scripts/build-bundle $(BOARD) $$(ls -t $(IMAGE_DIR)/wristlink-*-$(BOARD).img | head -1) $(IMAGE_DIR) && \
+	echo "bundle: $(BOARD) in $$(( $$(date +%s) - t )) s"
+
 # For `make test`: the Zero 2 W image (raw: the test does not need the .xz)
 # booted in QEMU from copies of itself (Tests/Image/boot-test.sh): raspi3b
 # with the Zero 2 W's device tree, a power cut, then virt; then two fresh
@@ -357,10 +369,14 @@ test-fuzz-runs:
 
 # The A/B update's boot-slot backend (docs/updates.md, issue 32's first
 # step): RAUC's calls and a power cut after every file-system step of each,
-# bad input, and the files on a FAT (mkfs.vfat, mtools, fsck.vfat -n).
+# bad input, and the files on a FAT (mkfs.vfat, mtools, fsck.vfat -n); then
+# real bundles of a small two-slot card (scripts/build-bundle, Debian's
+# rauc) and the card's update-check refusing an unknown key's, another
+# board's, a truncated and an older one (Tests/Update/bundle-test.sh).
 test-update:
-	@scripts/ensure-packages dosfstools mtools
+	@scripts/ensure-packages dosfstools mtools fdisk e2fsprogs rauc squashfs-tools openssl
 	@Tests/Update/backend-test.sh
+	@Tests/Update/bundle-test.sh
 
 clean:
 	rm -rf .build

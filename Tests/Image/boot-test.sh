@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # The SD-card image's boot test (docs/sd-image.md, "Boot test"), in QEMU
 # from a copy of the image itself: the kernel, initrd and device tree are
-# taken from its boot partition, the kernel command line from its
-# cmdline.txt plus `wristlink.boot-report` (the image's own report on the
+# taken from its boot partition as the Pi's firmware would (config.txt's
+# kernel= and initramfs, under the os_prefix= of the wristlink-slot.txt it
+# includes: slot-a/, docs/updates.md), the kernel command line from that
+# slot's cmdline.txt plus `wristlink.boot-report` (the image's own report on the
 # console, board/image/boot-report) and a console for the machine.
 #   boot-test.sh IMAGE
 # Before the first boot the copy gets what a wearer would put on the card:
@@ -31,7 +33,10 @@
 #     does with firstrun.sh: the script on the boot partition and
 #     `systemd.run=/boot/firstrun.sh systemd.run_success_action=reboot
 #     systemd.unit=kernel-command-line.target` appended to cmdline.txt (the
-#     kernel gets that command line): multi-user with no failed unit,
+#     kernel gets that command line; Imager edits the top's cmdline.txt,
+#     which the firmware does not read with os_prefix=slot-a/, so on a card
+#     the kernel would not get them: the test gives them anyway, so the
+#     image's defence against them stays tested): multi-user with no failed unit,
 #     wristlink.service running, kernel-command-line.service masked and never
 #     run, what was ignored in the journal and the report, cmdline.txt and
 #     firstrun.sh left as they were.
@@ -82,9 +87,17 @@ for i in range(4):
         print(i + 1, start * 512, count * 512, hex(kind))
 PY
 read -r _ boot_off boot_len _ < <(sed -n 1p "$OUT/partitions")
-read -r _ data_off data_len _ < <(sed -n 3p "$OUT/partitions")
+read -r _ data_off data_len _ < <(sed -n 4p "$OUT/partitions")
 fat="$disk@@$boot_off"
-mcopy -n -i "$fat" ::/cmdline.txt "$OUT/cmdline.txt"
+# The slot the firmware starts: the os_prefix= of wristlink-slot.txt, which
+# config.txt includes (the last os_prefix= line counts).
+mcopy -n -i "$fat" ::/config.txt "$OUT/config.txt"
+tr -d '\r' < "$OUT/config.txt" | grep -qx 'include wristlink-slot.txt'; check "the image: config.txt includes wristlink-slot.txt" $? "$(tr -d '\r' < "$OUT/config.txt" | grep include)"
+mcopy -n -i "$fat" ::/wristlink-slot.txt "$OUT/wristlink-slot.txt"
+prefix="$(tr -d '\r' < "$OUT/wristlink-slot.txt" | sed -n 's/^os_prefix=//p' | tail -1)"
+[ "$prefix" = slot-a/ ]; check "the image: the firmware starts slot A (os_prefix=$prefix)" $? "$(cat "$OUT/wristlink-slot.txt")"
+[ -z "$(mdir -b -i "$fat" ::/slot-b 2>/dev/null)" ]; check "the image: slot B's folder is empty" $? "$(mdir -b -i "$fat" ::/slot-b 2>&1 | head -3)"
+mcopy -n -i "$fat" "::/${prefix}cmdline.txt" "$OUT/cmdline.txt"
 mcopy -n -i "$fat" ::/wristlink/policy.conf "$OUT/policy.conf"
 # line 3 of the wearer's edit names an output the board does not have
 { printf '# edited on a laptop\n\nalert News led-notfy=blink\n'; tr -d '\r' < "$OUT/policy.conf"; } > "$OUT/policy-bad.conf"
@@ -96,15 +109,14 @@ dd if="$OUT/data.ext4" of="$disk" bs=1M oflag=seek_bytes seek="$data_off" conv=n
 bond_sum="$(sha256sum < "$HERE/bonds" | cut -c1-16)"
 # What the Pi's firmware would start: config.txt's kernel= and initramfs,
 # the board's device tree with config.txt's overlays applied (fdtoverlay).
-mcopy -n -i "$fat" ::/config.txt "$OUT/config.txt"
 kernel_file="$(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^kernel=//p' | tail -1)"
 initrd_file="$(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^initramfs \([^ ]*\).*/\1/p' | tail -1)"
-mcopy -n -i "$fat" "::/$kernel_file" "$OUT/vmlinuz"
-mcopy -n -i "$fat" "::/$initrd_file" "$OUT/initrd.img"
-mcopy -n -i "$fat" ::/bcm2837-rpi-zero-2-w.dtb "$OUT/board.dtb"
+mcopy -n -i "$fat" "::/$prefix$kernel_file" "$OUT/vmlinuz"
+mcopy -n -i "$fat" "::/$prefix$initrd_file" "$OUT/initrd.img"
+mcopy -n -i "$fat" "::/${prefix}bcm2837-rpi-zero-2-w.dtb" "$OUT/board.dtb"
 overlays=()
 for o in $(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^dtoverlay=\([^,]*\).*/\1/p'); do
-  mcopy -n -i "$fat" "::/overlays/$o.dtbo" "$OUT/$o.dtbo"; overlays+=("$OUT/$o.dtbo")
+  mcopy -n -i "$fat" "::/${prefix}overlays/$o.dtbo" "$OUT/$o.dtbo"; overlays+=("$OUT/$o.dtbo")
   # The Pi's firmware merges an overlay node's phandle (there for a
   # parameter, __overrides__) into a target that has one; fdtoverlay of
   # dtc 1.6.1 fails on it (FDT_ERR_NOTFOUND), and applies no parameters.
@@ -117,7 +129,7 @@ if [ "${#overlays[@]}" -gt 0 ]; then
 else
   cp "$OUT/board.dtb" "$OUT/zero-2-w.dtb"
 fi
-echo "boot-test: kernel $kernel_file, initrd $initrd_file, device tree bcm2837-rpi-zero-2-w.dtb + overlays: ${overlays[*]##*/}"
+echo "boot-test: slot $prefix, kernel $kernel_file, initrd $initrd_file, device tree bcm2837-rpi-zero-2-w.dtb + overlays: ${overlays[*]##*/}"
 # QEMU's SD card must be a power of two in size (sparse: costs nothing)
 size=$(stat -c %s "$disk"); pow=1; while [ "$pow" -lt "$size" ]; do pow=$((pow * 2)); done
 truncate -s "$pow" "$disk"
@@ -196,11 +208,12 @@ else
   fi
   [ "$(field 1 battery)" = none ]; check "boot 1: the report's battery line says none (QEMU has no fuel gauge)" $? "$(field 1 battery)"
   [ "$(field 1 system)" = running ]; rc=$?; check "boot 1: multi-user, no failed unit (system $(field 1 system), failed: $(field 1 failed-units))" $rc "system $(field 1 system), failed: $(field 1 failed-units)"
-  field 1 "mount /" | grep -Eq '^/dev/mmcblk0p2 ext4 ro,'; rc=$?; check "boot 1: / is the SD card's root, read-only ($(field 1 'mount /'))" $rc "$(field 1 'mount /')"
+  field 1 "mount /" | grep -Eq '^/dev/mmcblk0p2 ext4 ro,'; rc=$?; check "boot 1: / is the SD card's root of slot A, read-only ($(field 1 'mount /'))" $rc "$(field 1 'mount /')"
+  [ "$(field 1 slot)" = "boot=A committed=A trial=none A=good B=bad" ]; check "boot 1: rauc-boot-backend reads the card's slot state: A committed and good, B bad (empty)" $? "$(field 1 slot)"
   field 1 "mount /var" | grep -q ' tmpfs '; check "boot 1: /var is a tmpfs" $? "$(field 1 'mount /var')"
   field 1 "mount /boot/firmware" | grep -Eq 'vfat ro,'; check "boot 1: the boot partition is mounted read-only" $? "$(field 1 'mount /boot/firmware')"
-  field 1 "mount /var/lib/private/wristlink" | grep -Eq '^/dev/mmcblk0p3\[/state\] ext4 rw,'; check "boot 1: the data partition's state/ holds the firmware's state" $? "$(field 1 'mount /var/lib/private/wristlink')"
-  field 1 "mount /var/log/journal" | grep -Eq '^/dev/mmcblk0p3\[/journal\] ext4 rw,'; check "boot 1: the journal is kept on the data partition's journal/" $? "$(field 1 'mount /var/log/journal')"
+  field 1 "mount /var/lib/private/wristlink" | grep -Eq '^/dev/mmcblk0p4\[/state\] ext4 rw,'; check "boot 1: the data partition's state/ holds the firmware's state" $? "$(field 1 'mount /var/lib/private/wristlink')"
+  field 1 "mount /var/log/journal" | grep -Eq '^/dev/mmcblk0p4\[/journal\] ext4 rw,'; check "boot 1: the journal is kept on the data partition's journal/" $? "$(field 1 'mount /var/log/journal')"
   svc="$(field 1 service)"
   bad=0; for want in ActiveState=active SubState=running NRestarts=0; do case " $svc " in *" $want "*) ;; *) bad=1 ;; esac; done
   check "boot 1: wristlink.service active, never restarted ($svc)" $bad "$svc"
@@ -256,7 +269,7 @@ else
   kernel2="$(report 2 | grep '^kernel: ' || true)"
   ! printf '%s\n' "$kernel2" | grep -E 'vda2' | grep -Eqi 'recover|error|orphan' && ! report 2 | grep -E '^fsck: ' | grep -qi 'vda2\|wlroot'
   check "boot 2: after the power cut the root needed nothing (never written)" $? "$kernel2"
-  ! printf '%s\n' "$kernel2" | grep -E 'vda3' | grep -qi 'error'; check "boot 2: the data partition mounted without errors" $? "$kernel2"
+  ! printf '%s\n' "$kernel2" | grep -E 'vda4' | grep -qi 'error'; check "boot 2: the data partition mounted without errors" $? "$kernel2"
   case "$(field 2 system)" in running|degraded) true ;; *) false ;; esac
   rc=$?; check "boot 2: the boot finished (system $(field 2 system); the service waits for GPIO lines virt does not have)" $rc "system $(field 2 system)"
   report 2 | grep -q "^data: bonds [0-9]* 600 $bond_sum"; check "boot 2: the bond file is byte for byte the one placed (mode 600)" $? "$(report 2 | grep '^data:')"
@@ -312,6 +325,8 @@ same_file() {  # same_file N FAT-PATH LOCAL-FILE: the card's file is byte for by
 }
 
 # boot 3: firstrun.sh, and its arguments appended to cmdline.txt's one line
+# (Imager writes ::/cmdline.txt, the top's; the kernel is given the slot's
+# line with them, as if the firmware read it: see the top)
 imager_copy firstrun
 cat > "$OUT/firstrun.sh" <<'SH'
 #!/bin/bash

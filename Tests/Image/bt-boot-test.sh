@@ -55,8 +55,8 @@ for i in range(4):
         print(i + 1, *(x * 512 for x in struct.unpack('<II', e[8:16])))
 PY
 read -r _ boot_off _ < <(sed -n 1p "$OUT/partitions")
-read -r _ root_off root_len < <(sed -n 2p "$OUT/partitions")
-read -r _ data_off data_len < <(sed -n 3p "$OUT/partitions")
+read -r _ root_off root_len < <(sed -n 2p "$OUT/partitions")   # slot A's root
+read -r _ data_off data_len < <(sed -n 4p "$OUT/partitions")
 fat="$disk@@$boot_off"
 dd if="$disk" of="$OUT/data.ext4" bs=1M iflag=skip_bytes,count_bytes skip="$data_off" count="$data_len" status=none
 debugfs -w -R "write $HERE/bonds state/bonds" "$OUT/data.ext4" >/dev/null 2>&1
@@ -67,15 +67,18 @@ dd if="$disk" of="$OUT/root.ext4" bs=1M iflag=skip_bytes,count_bytes skip="$root
 debugfs -R "dump /usr/lib/firmware/brcm/BCM43430A1.hcd $OUT/BCM43430A1.hcd" "$OUT/root.ext4" >/dev/null 2>&1
 rm -f "$OUT/root.ext4" "$OUT/data.ext4"
 mcopy -n -i "$fat" ::/config.txt "$OUT/config.txt"
-mcopy -n -i "$fat" ::/cmdline.txt "$OUT/cmdline.txt"
+# the slot the firmware starts: os_prefix= of wristlink-slot.txt (as boot-test.sh)
+mcopy -n -i "$fat" ::/wristlink-slot.txt "$OUT/wristlink-slot.txt"
+prefix="$(tr -d '\r' < "$OUT/wristlink-slot.txt" | sed -n 's/^os_prefix=//p' | tail -1)"
+mcopy -n -i "$fat" "::/${prefix}cmdline.txt" "$OUT/cmdline.txt"
 kernel_file="$(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^kernel=//p' | tail -1)"
 initrd_file="$(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^initramfs \([^ ]*\).*/\1/p' | tail -1)"
-mcopy -n -i "$fat" "::/$kernel_file" "$OUT/vmlinuz"
-mcopy -n -i "$fat" "::/$initrd_file" "$OUT/initrd.img"
-mcopy -n -i "$fat" ::/bcm2837-rpi-zero-2-w.dtb "$OUT/board.dtb"
+mcopy -n -i "$fat" "::/$prefix$kernel_file" "$OUT/vmlinuz"
+mcopy -n -i "$fat" "::/$prefix$initrd_file" "$OUT/initrd.img"
+mcopy -n -i "$fat" "::/${prefix}bcm2837-rpi-zero-2-w.dtb" "$OUT/board.dtb"
 overlays=()
 for o in $(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^dtoverlay=\([^,]*\).*/\1/p'); do
-  mcopy -n -i "$fat" "::/overlays/$o.dtbo" "$OUT/$o.dtbo"; overlays+=("$OUT/$o.dtbo")
+  mcopy -n -i "$fat" "::/${prefix}overlays/$o.dtbo" "$OUT/$o.dtbo"; overlays+=("$OUT/$o.dtbo")
   # as in boot-test.sh: fdtoverlay of dtc 1.6.1 fails on an overlay node's phandle
   for f in $(fdtget -l "$OUT/$o.dtbo" / | grep '^fragment@'); do
     fdtput -d "$OUT/$o.dtbo" "/$f/__overlay__" phandle 2>/dev/null || true
