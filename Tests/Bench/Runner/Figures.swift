@@ -453,18 +453,16 @@ struct Bench {
     /// Prints each figure beside its budget; false when one is over, or
     /// when the file cannot be read or names an unknown figure.
     func checkBudgets(path: String) -> Bool {
-        guard let text = try? ProcessControl.readFile(path, maxBytes: 64 * 1024) else {
+        guard let lines = FigureFile.read(path) else {
             say("budgets: cannot read \(path)")
             return false
         }
         var ok = true
         var checked = 0
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let words = line.split(separator: " ")
-            if words.isEmpty { continue }
+        for line in lines {
+            let words = line.words
             guard words.count == 2, let budget = Double(words[1]) else {
-                say("budgets: \(path):\(index + 1): expected `NAME NUMBER`")
+                say("budgets: \(path):\(line.number): expected `NAME NUMBER`")
                 return false
             }
             let measured: Double
@@ -474,7 +472,7 @@ struct Bench {
             case "per_step": measured = figures.instructionsPerStep
             case "per_button_step": measured = figures.instructionsPerButtonStep
             default:
-                say("budgets: \(path):\(index + 1): unknown figure \(words[0])")
+                say("budgets: \(path):\(line.number): unknown figure \(words[0])")
                 return false
             }
             checked += 1

@@ -9,8 +9,8 @@
 // the date and the machine's load; commit it with the change it measures.
 //
 // File: one figure per line, `NAME VALUE DATE` (DATE as YYYY-MM-DD, UTC);
-// `#` starts a comment. Unknown names are reported and skipped; a line that
-// is not three words is reported and skipped; at most 256 lines are read.
+// `#` starts a comment (FigureFile). Unknown names are reported and
+// skipped; a line that is not three words is reported and skipped.
 
 import Glibc
 import PlatformLinux
@@ -21,7 +21,6 @@ struct RecordedFigures {
         var date: String
     }
 
-    static let maxLines = 256
     private(set) var entries: [String: Entry] = [:]
     /// What was wrong with the file, line by line (printed, not fatal).
     private(set) var problems: [String] = []
@@ -30,21 +29,19 @@ struct RecordedFigures {
 
     /// Reads `path`; a missing file is an empty record (a first run).
     init(path: String) {
-        guard let text = try? ProcessControl.readFile(path, maxBytes: 64 * 1024) else {
+        guard let lines = FigureFile.read(path) else {
             problems.append("\(path): not readable; nothing to compare with")
             return
         }
-        let known = Set(Figures.recordedNames)
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).prefix(Self.maxLines).enumerated() {
-            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let words = line.split(separator: " ")
-            if words.isEmpty { continue }
+        let known = Set(Figures.recordedFigures.map(\.name))
+        for line in lines {
+            let words = line.words
             guard words.count == 3, let value = Double(words[1]), words[2].count == 10 else {
-                problems.append("\(path):\(index + 1): expected `NAME VALUE YYYY-MM-DD`")
+                problems.append("\(path):\(line.number): expected `NAME VALUE YYYY-MM-DD`")
                 continue
             }
             guard known.contains(String(words[0])) else {
-                problems.append("\(path):\(index + 1): unknown figure \(words[0])")
+                problems.append("\(path):\(line.number): unknown figure \(words[0])")
                 continue
             }
             entries[String(words[0])] = Entry(value: value, date: String(words[2]))
@@ -88,23 +85,27 @@ struct RecordedFigures {
 }
 
 extension Figures {
-    /// The names `recorded.txt` may hold, in the order printed.
-    static let recordedNames = [
-        "ns_to_gpio_us.p50", "ns_to_gpio_us.p99", "button_to_cp_us.p50", "button_to_cp_us.p99",
-        "reassembly_mb_s.mtu23", "reassembly_mb_s.mtu185", "rss_kib.start", "rss_kib.after_100k",
-        "binary_bytes", "idle_wakeups_60s", "pattern_wakeups_per_step",
-        "instructions.per_ns_event", "instructions.per_ds_byte", "instructions.per_step", "instructions.per_button_step",
+    /// The figures `recorded.txt` keeps, by name, in the order printed.
+    static let recordedFigures: [(name: String, value: @Sendable (Figures) -> Double)] = [
+        ("ns_to_gpio_us.p50", { $0.nsToGPIO.p50 }),
+        ("ns_to_gpio_us.p99", { $0.nsToGPIO.p99 }),
+        ("button_to_cp_us.p50", { $0.buttonToCP.p50 }),
+        ("button_to_cp_us.p99", { $0.buttonToCP.p99 }),
+        ("reassembly_mb_s.mtu23", { $0.reassemblyMTU23 }),
+        ("reassembly_mb_s.mtu185", { $0.reassemblyMTU185 }),
+        ("rss_kib.start", { Double($0.rssStart) }),
+        ("rss_kib.after_100k", { Double($0.rssAfter100k) }),
+        ("binary_bytes", { Double($0.binaryBytes) }),
+        ("idle_wakeups_60s", { Double($0.idleWakeups) }),
+        ("pattern_wakeups_per_step", { $0.patternWakeupsPerStep }),
+        ("instructions.per_ns_event", { $0.instructionsPerNSEvent }),
+        ("instructions.per_ds_byte", { $0.instructionsPerDSByte }),
+        ("instructions.per_step", { $0.instructionsPerStep }),
+        ("instructions.per_button_step", { $0.instructionsPerButtonStep }),
     ]
 
-    /// Every figure `recorded.txt` keeps, by name.
+    /// This run's value of every figure `recorded.txt` keeps.
     var recorded: [(String, Double)] {
-        let values = [
-            nsToGPIO.p50, nsToGPIO.p99, buttonToCP.p50, buttonToCP.p99,
-            reassemblyMTU23, reassemblyMTU185, Double(rssStart), Double(rssAfter100k),
-            Double(binaryBytes), Double(idleWakeups), patternWakeupsPerStep,
-            instructionsPerNSEvent, instructionsPerDSByte, instructionsPerStep, instructionsPerButtonStep,
-        ]
-        precondition(values.count == Self.recordedNames.count, "a recorded figure without a name")
-        return Array(zip(Self.recordedNames, values))
+        Self.recordedFigures.map { ($0.name, $0.value(self)) }
     }
 }
