@@ -75,64 +75,22 @@ check() {  # check NAME CONDITION-EXIT-CODE DETAIL
 # --- the copy and what the wearer puts on it --------------------------------
 disk="$OUT/sd.img"
 cp --sparse=always "$IMAGE" "$disk"
-# partitions: "index start-byte size-byte" from the MBR
-python3 - "$disk" > "$OUT/partitions" <<'PY'
-import struct, sys
-mbr = open(sys.argv[1], 'rb').read(512)
-assert mbr[510:512] == b'\x55\xaa', 'no MBR'
-for i in range(4):
-    e = mbr[446 + 16 * i: 462 + 16 * i]
-    kind, start, count = e[4], *struct.unpack('<II', e[8:16])
-    if kind:
-        print(i + 1, start * 512, count * 512, hex(kind))
-PY
-read -r _ boot_off boot_len _ < <(sed -n 1p "$OUT/partitions")
-read -r _ data_off data_len _ < <(sed -n 4p "$OUT/partitions")
+. "$HERE/boot-files.sh"
+image_partitions "$disk" "$OUT"
 fat="$disk@@$boot_off"
-# The slot the firmware starts: the os_prefix= of wristlink-slot.txt, which
-# config.txt includes (the last os_prefix= line counts).
-mcopy -n -i "$fat" ::/config.txt "$OUT/config.txt"
+# The slot the firmware starts and its files (boot-files.sh)
+slot_boot_files "$fat" "$OUT"
 tr -d '\r' < "$OUT/config.txt" | grep -qx 'include wristlink-slot.txt'; check "the image: config.txt includes wristlink-slot.txt" $? "$(tr -d '\r' < "$OUT/config.txt" | grep include)"
-mcopy -n -i "$fat" ::/wristlink-slot.txt "$OUT/wristlink-slot.txt"
-prefix="$(tr -d '\r' < "$OUT/wristlink-slot.txt" | sed -n 's/^os_prefix=//p' | tail -1)"
 [ "$prefix" = slot-a/ ]; check "the image: the firmware starts slot A (os_prefix=$prefix)" $? "$(cat "$OUT/wristlink-slot.txt")"
 [ -z "$(mdir -b -i "$fat" ::/slot-b 2>/dev/null)" ]; check "the image: slot B's folder is empty" $? "$(mdir -b -i "$fat" ::/slot-b 2>&1 | head -3)"
-mcopy -n -i "$fat" "::/${prefix}cmdline.txt" "$OUT/cmdline.txt"
 mcopy -n -i "$fat" ::/wristlink/policy.conf "$OUT/policy.conf"
 # line 3 of the wearer's edit names an output the board does not have
 { printf '# edited on a laptop\n\nalert News led-notfy=blink\n'; tr -d '\r' < "$OUT/policy.conf"; } > "$OUT/policy-bad.conf"
 mcopy -o -i "$fat" "$OUT/policy-bad.conf" ::/wristlink/policy.conf
-dd if="$disk" of="$OUT/data.ext4" bs=1M iflag=skip_bytes,count_bytes skip="$data_off" count="$data_len" status=none
-debugfs -w -R "write $HERE/bonds state/bonds" "$OUT/data.ext4" >/dev/null 2>&1
-debugfs -w -R "set_inode_field state/bonds mode 0100600" "$OUT/data.ext4" >/dev/null 2>&1
-dd if="$OUT/data.ext4" of="$disk" bs=1M oflag=seek_bytes seek="$data_off" conv=notrunc,sparse status=none
+place_bond "$disk" "$HERE/bonds" "$OUT"
 bond_sum="$(sha256sum < "$HERE/bonds" | cut -c1-16)"
-# What the Pi's firmware would start: config.txt's kernel= and initramfs,
-# the board's device tree with config.txt's overlays applied (fdtoverlay).
-kernel_file="$(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^kernel=//p' | tail -1)"
-initrd_file="$(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^initramfs \([^ ]*\).*/\1/p' | tail -1)"
-mcopy -n -i "$fat" "::/$prefix$kernel_file" "$OUT/vmlinuz"
-mcopy -n -i "$fat" "::/$prefix$initrd_file" "$OUT/initrd.img"
-mcopy -n -i "$fat" "::/${prefix}bcm2837-rpi-zero-2-w.dtb" "$OUT/board.dtb"
-overlays=()
-for o in $(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^dtoverlay=\([^,]*\).*/\1/p'); do
-  mcopy -n -i "$fat" "::/${prefix}overlays/$o.dtbo" "$OUT/$o.dtbo"; overlays+=("$OUT/$o.dtbo")
-  # The Pi's firmware merges an overlay node's phandle (there for a
-  # parameter, __overrides__) into a target that has one; fdtoverlay of
-  # dtc 1.6.1 fails on it (FDT_ERR_NOTFOUND), and applies no parameters.
-  for f in $(fdtget -l "$OUT/$o.dtbo" / | grep '^fragment@'); do
-    fdtput -d "$OUT/$o.dtbo" "/$f/__overlay__" phandle 2>/dev/null || true
-  done
-done
-if [ "${#overlays[@]}" -gt 0 ]; then
-  fdtoverlay -i "$OUT/board.dtb" -o "$OUT/zero-2-w.dtb" "${overlays[@]}"
-else
-  cp "$OUT/board.dtb" "$OUT/zero-2-w.dtb"
-fi
 echo "boot-test: slot $prefix, kernel $kernel_file, initrd $initrd_file, device tree bcm2837-rpi-zero-2-w.dtb + overlays: ${overlays[*]##*/}"
-# QEMU's SD card must be a power of two in size (sparse: costs nothing)
-size=$(stat -c %s "$disk"); pow=1; while [ "$pow" -lt "$size" ]; do pow=$((pow * 2)); done
-truncate -s "$pow" "$disk"
+pad_power_of_two "$disk"
 cmdline="$(tr -d '\r\n' < "$OUT/cmdline.txt") wristlink.boot-report"
 echo "boot-test: image ${IMAGE##*/}, cmdline.txt: $(tr -d '\r\n' < "$OUT/cmdline.txt")"
 
@@ -211,6 +169,8 @@ else
   field 1 "mount /" | grep -Eq '^/dev/mmcblk0p2 ext4 ro,'; rc=$?; check "boot 1: / is the SD card's root of slot A, read-only ($(field 1 'mount /'))" $rc "$(field 1 'mount /')"
   [ "$(field 1 slot)" = "boot=A committed=A trial=none A=good B=bad" ]; check "boot 1: rauc-boot-backend reads the card's slot state: A committed and good, B bad (empty)" $? "$(field 1 slot)"
   field 1 "mount /var" | grep -q ' tmpfs '; check "boot 1: /var is a tmpfs" $? "$(field 1 'mount /var')"
+  [ "$(field 1 initrd-mounts)" = "none said" ]; check "boot 1: the initrd mounted /var, /tmp, the data and boot partitions and configfs without a complaint" $? "$(field 1 initrd-mounts)"
+  field 1 "mount /tmp" | grep -Eq '^tmpfs tmpfs rw,nosuid,nodev'; check "boot 1: /tmp is a tmpfs (nosuid, nodev)" $? "$(field 1 'mount /tmp')"
   field 1 "mount /boot/firmware" | grep -Eq 'vfat ro,'; check "boot 1: the boot partition is mounted read-only" $? "$(field 1 'mount /boot/firmware')"
   field 1 "mount /var/lib/private/wristlink" | grep -Eq '^/dev/mmcblk0p4\[/state\] ext4 rw,'; check "boot 1: the data partition's state/ holds the firmware's state" $? "$(field 1 'mount /var/lib/private/wristlink')"
   field 1 "mount /var/log/journal" | grep -Eq '^/dev/mmcblk0p4\[/journal\] ext4 rw,'; check "boot 1: the journal is kept on the data partition's journal/" $? "$(field 1 'mount /var/log/journal')"

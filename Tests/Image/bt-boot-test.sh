@@ -45,52 +45,17 @@ check() { if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1: $3"; fi; }
 # --- the copy, the bond on its data partition, what the Pi's firmware would start
 disk="$OUT/sd.img"
 cp --sparse=always "$IMAGE" "$disk"
-python3 - "$disk" > "$OUT/partitions" <<'PY'
-import struct, sys
-mbr = open(sys.argv[1], 'rb').read(512)
-assert mbr[510:512] == b'\x55\xaa', 'no MBR'
-for i in range(4):
-    e = mbr[446 + 16 * i: 462 + 16 * i]
-    if e[4]:
-        print(i + 1, *(x * 512 for x in struct.unpack('<II', e[8:16])))
-PY
-read -r _ boot_off _ < <(sed -n 1p "$OUT/partitions")
-read -r _ root_off root_len < <(sed -n 2p "$OUT/partitions")   # slot A's root
-read -r _ data_off data_len < <(sed -n 4p "$OUT/partitions")
+. "$HERE/boot-files.sh"
+image_partitions "$disk" "$OUT"
 fat="$disk@@$boot_off"
-dd if="$disk" of="$OUT/data.ext4" bs=1M iflag=skip_bytes,count_bytes skip="$data_off" count="$data_len" status=none
-debugfs -w -R "write $HERE/bonds state/bonds" "$OUT/data.ext4" >/dev/null 2>&1
-debugfs -w -R "set_inode_field state/bonds mode 0100600" "$OUT/data.ext4" >/dev/null 2>&1
-dd if="$OUT/data.ext4" of="$disk" bs=1M oflag=seek_bytes seek="$data_off" conv=notrunc,sparse status=none
+place_bond "$disk" "$HERE/bonds" "$OUT"
 # the patch file the image holds, to compare with what btbcm sent
 dd if="$disk" of="$OUT/root.ext4" bs=1M iflag=skip_bytes,count_bytes skip="$root_off" count="$root_len" status=none
 debugfs -R "dump /usr/lib/firmware/brcm/BCM43430A1.hcd $OUT/BCM43430A1.hcd" "$OUT/root.ext4" >/dev/null 2>&1
-rm -f "$OUT/root.ext4" "$OUT/data.ext4"
-mcopy -n -i "$fat" ::/config.txt "$OUT/config.txt"
-# the slot the firmware starts: os_prefix= of wristlink-slot.txt (as boot-test.sh)
-mcopy -n -i "$fat" ::/wristlink-slot.txt "$OUT/wristlink-slot.txt"
-prefix="$(tr -d '\r' < "$OUT/wristlink-slot.txt" | sed -n 's/^os_prefix=//p' | tail -1)"
-mcopy -n -i "$fat" "::/${prefix}cmdline.txt" "$OUT/cmdline.txt"
-kernel_file="$(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^kernel=//p' | tail -1)"
-initrd_file="$(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^initramfs \([^ ]*\).*/\1/p' | tail -1)"
-mcopy -n -i "$fat" "::/$prefix$kernel_file" "$OUT/vmlinuz"
-mcopy -n -i "$fat" "::/$prefix$initrd_file" "$OUT/initrd.img"
-mcopy -n -i "$fat" "::/${prefix}bcm2837-rpi-zero-2-w.dtb" "$OUT/board.dtb"
-overlays=()
-for o in $(tr -d '\r' < "$OUT/config.txt" | sed -n 's/^dtoverlay=\([^,]*\).*/\1/p'); do
-  mcopy -n -i "$fat" "::/${prefix}overlays/$o.dtbo" "$OUT/$o.dtbo"; overlays+=("$OUT/$o.dtbo")
-  # as in boot-test.sh: fdtoverlay of dtc 1.6.1 fails on an overlay node's phandle
-  for f in $(fdtget -l "$OUT/$o.dtbo" / | grep '^fragment@'); do
-    fdtput -d "$OUT/$o.dtbo" "/$f/__overlay__" phandle 2>/dev/null || true
-  done
-done
-if [ "${#overlays[@]}" -gt 0 ]; then
-  fdtoverlay -i "$OUT/board.dtb" -o "$OUT/zero-2-w.dtb" "${overlays[@]}"
-else
-  cp "$OUT/board.dtb" "$OUT/zero-2-w.dtb"
-fi
-size=$(stat -c %s "$disk"); pow=1; while [ "$pow" -lt "$size" ]; do pow=$((pow * 2)); done
-truncate -s "$pow" "$disk"
+rm -f "$OUT/root.ext4"
+# the slot the firmware starts and its files (boot-files.sh, as boot-test.sh)
+slot_boot_files "$fat" "$OUT"
+pad_power_of_two "$disk"
 # the report waits (at most 240 s) for the firmware's subscription, then 5 s for the call
 cmdline="$(tr -d '\r\n' < "$OUT/cmdline.txt") wristlink.boot-report wristlink.boot-report-phone=240"
 
