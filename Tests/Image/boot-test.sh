@@ -303,7 +303,7 @@ imager_args="systemd.run=/boot/firstrun.sh systemd.run_success_action=reboot sys
 printf '%s %s\n' "$(tr -d '\r\n' < "$OUT/cmdline.txt")" "$imager_args" > "$OUT/cmdline-firstrun.txt"
 mcopy -i "$ifat" "$OUT/firstrun.sh" ::/firstrun.sh
 mcopy -o -i "$ifat" "$OUT/cmdline-firstrun.txt" ::/cmdline.txt
-truncate -s "$pow" "$idisk"
+pad_power_of_two "$idisk"
 ok=0; raspi_boot 3 "$idisk" "$(tr -d '\r\n' < "$OUT/cmdline-firstrun.txt") wristlink.boot-report" || ok=$?
 if [ "$ok" -ne 0 ]; then
   fail "boot 3 (Imager's firstrun.sh): no report, the wearable did not reach multi-user (console: $OUT/console-3.log)"
@@ -329,7 +329,7 @@ printf '#cloud-config\nhostname: wristlink-test\nmanage_etc_hosts: true\nusers:\
 printf 'network:\n  version: 2\n  wifis:\n    renderer: networkd\n    wlan0:\n      dhcp4: true\n      regulatory-domain: GB\n      access-points:\n        "test-ssid":\n          password: "not-a-real-one"\n      optional: true\n' > "$OUT/network-config"
 printf 'instance-id: wristlink-test\n' > "$OUT/meta-data"
 for f in user-data network-config meta-data; do mcopy -i "$ifat" "$OUT/$f" "::/$f"; done
-truncate -s "$pow" "$idisk"
+pad_power_of_two "$idisk"
 ok=0; raspi_boot 4 "$idisk" "$cmdline" || ok=$?
 if [ "$ok" -ne 0 ]; then
   fail "boot 4 (Imager's cloud-init files): no report (console: $OUT/console-4.log)"
