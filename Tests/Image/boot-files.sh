@@ -17,8 +17,17 @@
 #                              kernel_file, initrd_file, overlays
 #   pad_power_of_two DISK      QEMU's SD card must be a power of two in size
 #                              (sparse: costs nothing)
+#   RASPI_QEMU_APPEND          what every raspi3b boot adds to the command line:
+#                              QEMU 7.2's raspi3b resets the machine as soon as
+#                              Linux arms the BCM2835's watchdog (the boot ends
+#                              when systemd opens /dev/watchdog0; the image arms
+#                              it at every boot: board/image/watchdog.conf), so
+#                              those boots leave its driver out; the virt boot
+#                              shows the arming on QEMU's i6300esb instead
 # Needs python3, mtools, e2fsprogs and device-tree-compiler (fdtoverlay,
 # fdtget, fdtput); FAT is DISK@@boot_off for mtools.
+
+RASPI_QEMU_APPEND="modprobe.blacklist=bcm2835_wdt"
 
 image_partitions() {
   python3 - "$1" > "$2/partitions" <<'PY'

@@ -150,7 +150,7 @@ check "the Imager repository file matches the image (size, sha256, pi3-64bit)" $
 # --- boot 1: raspi3b, the Zero 2 W's device tree ------------------------------
 # The power is cut while the firmware runs (a flat battery).
 ok=0; boot 1 raspi3b -M raspi3b -accel tcg,thread=single -kernel "$OUT/vmlinuz" -initrd "$OUT/initrd.img" \
-  -dtb "$OUT/zero-2-w.dtb" -append "$cmdline wristlink.boot-analyze" \
+  -dtb "$OUT/zero-2-w.dtb" -append "$cmdline wristlink.boot-analyze $RASPI_QEMU_APPEND" \
   -drive "file=$disk,if=sd,format=raw,cache=unsafe" -serial null -serial "file:$OUT/console-1.log" || ok=$?
 if [ "$ok" -ne 0 ]; then
   fail "boot 1: no report (console: $OUT/console-1.log)"
@@ -170,6 +170,7 @@ else
   [ "$(field 1 slot)" = "boot=A committed=A trial=none A=good B=bad" ]; check "boot 1: rauc-boot-backend reads the card's slot state: A committed and good, B bad (empty)" $? "$(field 1 slot)"
   field 1 "mount /var" | grep -q ' tmpfs '; check "boot 1: /var is a tmpfs" $? "$(field 1 'mount /var')"
   [ "$(field 1 initrd-mounts)" = "none said" ]; check "boot 1: the initrd mounted /var, /tmp, the data and boot partitions and configfs without a complaint" $? "$(field 1 initrd-mounts)"
+  field 1 watchdog | grep -q '^RuntimeWatchdogUSec=15s '; check "boot 1: systemd's hardware watchdog set to 15 s (bcm2835_wdt left out in QEMU: boot-files.sh)" $? "$(field 1 watchdog)"
   field 1 "mount /tmp" | grep -Eq '^tmpfs tmpfs rw,nosuid,nodev'; check "boot 1: /tmp is a tmpfs (nosuid, nodev)" $? "$(field 1 'mount /tmp')"
   field 1 "mount /boot/firmware" | grep -Eq 'vfat ro,'; check "boot 1: the boot partition is mounted read-only" $? "$(field 1 'mount /boot/firmware')"
   field 1 "mount /var/lib/private/wristlink" | grep -Eq '^/dev/mmcblk0p4\[/state\] ext4 rw,'; check "boot 1: the data partition's state/ holds the firmware's state" $? "$(field 1 'mount /var/lib/private/wristlink')"
@@ -222,13 +223,16 @@ mcopy -n -i "$fat" ::/wristlink/policy.conf "$OUT/before-2-policy.conf"
 # milliseconds, and the raspi3b boots keep them.
 cmdline2="$(printf '%s' "$cmdline" | sed -E 's/console=[^ ]+//g') console=ttyAMA0 cryptomgr.notests=1"
 ok=0; boot 2 virt -M virt -cpu cortex-a53 -m 1G -accel tcg,thread=single -kernel "$OUT/vmlinuz" -initrd "$OUT/initrd.img" \
-  -append "$cmdline2" -drive "file=$disk,if=virtio,format=raw,cache=unsafe" -serial "file:$OUT/console-2.log" -nic none || ok=$?
+  -append "$cmdline2" -drive "file=$disk,if=virtio,format=raw,cache=unsafe" -serial "file:$OUT/console-2.log" -nic none \
+  -device i6300esb || ok=$?
 if [ "$ok" -ne 0 ]; then
   fail "boot 2: no report (console: $OUT/console-2.log)"
 else
   kernel2="$(report 2 | grep '^kernel: ' || true)"
   ! printf '%s\n' "$kernel2" | grep -E 'vda2' | grep -Eqi 'recover|error|orphan' && ! report 2 | grep -E '^fsck: ' | grep -qi 'vda2\|wlroot'
   check "boot 2: after the power cut the root needed nothing (never written)" $? "$kernel2"
+  field 2 watchdog | grep -Eq '^RuntimeWatchdogUSec=15s .*watchdog0 i6300ESB timer state=active timeout=15$'
+  check "boot 2: systemd armed a hardware watchdog for 15 s (QEMU's i6300esb: $(field 2 watchdog))" $? "$(field 2 watchdog)"
   ! printf '%s\n' "$kernel2" | grep -E 'vda4' | grep -qi 'error'; check "boot 2: the data partition mounted without errors" $? "$kernel2"
   case "$(field 2 system)" in running|degraded) true ;; *) false ;; esac
   rc=$?; check "boot 2: the boot finished (system $(field 2 system); the service waits for GPIO lines virt does not have)" $rc "system $(field 2 system)"
@@ -266,7 +270,7 @@ imager_copy() {  # imager_copy NAME: a fresh copy in $idisk, its boot partition 
 }
 raspi_boot() {  # raspi_boot N DISK CMDLINE
   boot "$1" raspi3b -M raspi3b -accel tcg,thread=single -kernel "$OUT/vmlinuz" -initrd "$OUT/initrd.img" \
-    -dtb "$OUT/zero-2-w.dtb" -append "$3" \
+    -dtb "$OUT/zero-2-w.dtb" -append "$3 $RASPI_QEMU_APPEND" \
     -drive "file=$2,if=sd,format=raw,cache=unsafe" -serial null -serial "file:$OUT/console-$1.log"
 }
 wearable_runs() {  # wearable_runs N: multi-user and wristlink.service running, as in boot 1

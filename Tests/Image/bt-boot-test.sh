@@ -57,7 +57,7 @@ rm -f "$OUT/root.ext4"
 slot_boot_files "$fat" "$OUT"
 pad_power_of_two "$disk"
 # the report waits (at most 240 s) for the firmware's subscription, then 5 s for the call
-cmdline="$(tr -d '\r\n' < "$OUT/cmdline.txt") wristlink.boot-report wristlink.boot-report-phone=240"
+cmdline="$(tr -d '\r\n' < "$OUT/cmdline.txt") wristlink.boot-report wristlink.boot-report-phone=240 $RASPI_QEMU_APPEND"
 
 set +e +o pipefail
 # --- the boot: the relay first (QEMU connects to it as it starts) -------------
