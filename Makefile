@@ -372,11 +372,13 @@ test-fuzz-runs:
 # bad input, and the files on a FAT (mkfs.vfat, mtools, fsck.vfat -n); then
 # real bundles of a small two-slot card (scripts/build-bundle, Debian's
 # rauc) and the card's update-check refusing an unknown key's, another
-# board's, a truncated and an older one (Tests/Update/bundle-test.sh).
+# board's, a truncated and an older one (Tests/Update/bundle-test.sh);
+# the bundle's hook writing a slot's boot files (Tests/Update/hook-test.sh).
 test-update:
 	@scripts/ensure-packages dosfstools mtools fdisk e2fsprogs rauc squashfs-tools openssl
 	@Tests/Update/backend-test.sh
 	@Tests/Update/bundle-test.sh
+	@Tests/Update/hook-test.sh
 
 clean:
 	rm -rf .build
