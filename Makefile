@@ -373,12 +373,15 @@ test-fuzz-runs:
 # real bundles of a small two-slot card (scripts/build-bundle, Debian's
 # rauc) and the card's update-check refusing an unknown key's, another
 # board's, a truncated and an older one (Tests/Update/bundle-test.sh);
-# the bundle's hook writing a slot's boot files (Tests/Update/hook-test.sh).
+# the bundle's hook writing a slot's boot files (Tests/Update/hook-test.sh);
+# the installation's bundle moves, bus and limits with a fake rauc
+# (Tests/Update/install-test.sh).
 test-update:
-	@scripts/ensure-packages dosfstools mtools fdisk e2fsprogs rauc squashfs-tools openssl
+	@scripts/ensure-packages dosfstools mtools fdisk e2fsprogs rauc squashfs-tools openssl dbus
 	@Tests/Update/backend-test.sh
 	@Tests/Update/bundle-test.sh
 	@Tests/Update/hook-test.sh
+	@Tests/Update/install-test.sh
 
 clean:
 	rm -rf .build
