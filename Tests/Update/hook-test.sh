@@ -8,7 +8,7 @@
 # an earlier version) and a bundle's contents (boot/ with a kernel, initrd,
 # device tree, overlays/README and slot A's cmdline.txt; boot.sha256):
 # - slot-b/ then holds exactly the bundle's files, byte for byte, with
-#   cmdline.txt saying root=LABEL=wlroot-b rauc.slot=B; no .new file left,
+#   cmdline.txt saying root=PARTUUID=574c0001-03 rauc.slot=B; no .new file left,
 #   the stale files gone, slot-a/ and wristlink-slot.txt untouched;
 # - refused, with slot-b/ and everything else untouched: the target being
 #   the slot the firmware starts next, a file whose bytes differ from its
@@ -37,7 +37,7 @@ head -c 200000 /dev/urandom > "$B/boot/initrd.img"
 head -c 30000 /dev/urandom > "$B/boot/bcm2837-rpi-zero-2-w.dtb"
 head -c 2000 /dev/urandom > "$B/boot/overlays/dwc2.dtbo"
 echo "overlays of this slot" > "$B/boot/overlays/README"
-echo "console=tty0 console=ttyS1,115200 root=LABEL=wlroot-a rw ro systemd.volatile=state quiet rauc.slot=A" > "$B/boot/cmdline.txt"
+echo "console=tty0 console=ttyS1,115200 root=PARTUUID=574c0001-02 rw ro systemd.volatile=state quiet rauc.slot=A" > "$B/boot/cmdline.txt"
 sums() { (cd "$B/boot" && find . -type f | LC_ALL=C sort | sed 's|^\./||' | xargs sha256sum) > "$B/boot.sha256"; }
 sums
 cp -a "$B" "$WORK/bundle.orig"
@@ -46,7 +46,7 @@ cp -a "$B" "$WORK/bundle.orig"
 fresh() {
   rm -rf "$DIR"; mkdir -p "$DIR/slot-a/overlays" "$DIR/slot-b/overlays"
   echo "kernel A" > "$DIR/slot-a/vmlinuz"
-  echo "root=LABEL=wlroot-a rauc.slot=A" > "$DIR/slot-a/cmdline.txt"
+  echo "root=PARTUUID=574c0001-02 rauc.slot=A" > "$DIR/slot-a/cmdline.txt"
   echo "old kernel B" > "$DIR/slot-b/vmlinuz"
   echo "old stale file" > "$DIR/slot-b/bcm2710-old.dtb"
   echo "old readme" > "$DIR/slot-b/overlays/README"
@@ -60,9 +60,9 @@ untouched_a() { (cd "$DIR" && sha256sum slot-a/vmlinuz slot-a/cmdline.txt wristl
 # --- the good case ---------------------------------------------------------------
 fresh; a_before=$(untouched_a); b_before=$(tree "$DIR/slot-b")
 if hook > "$WORK/out" 2>&1; then ok; else bad "the hook failed: $(cat "$WORK/out")"; fi
-sed 's/wlroot-a/wlroot-b/; s/rauc\.slot=A/rauc.slot=B/' "$B/boot/cmdline.txt" > "$WORK/cmdline-b.txt"
+sed 's/574c0001-02/574c0001-03/; s/rauc\.slot=A/rauc.slot=B/' "$B/boot/cmdline.txt" > "$WORK/cmdline-b.txt"
 expect "slot B's cmdline.txt" "$(cat "$DIR/slot-b/cmdline.txt")" "$(cat "$WORK/cmdline-b.txt")"
-grep -q 'root=LABEL=wlroot-b ' "$DIR/slot-b/cmdline.txt" && grep -q 'rauc.slot=B$' "$DIR/slot-b/cmdline.txt" && ok || bad "cmdline.txt: $(cat "$DIR/slot-b/cmdline.txt")"
+grep -q 'root=PARTUUID=574c0001-03 ' "$DIR/slot-b/cmdline.txt" && grep -q 'rauc.slot=B$' "$DIR/slot-b/cmdline.txt" && ok || bad "cmdline.txt: $(cat "$DIR/slot-b/cmdline.txt")"
 # every other file byte for byte, nothing else in the folder
 (cd "$B/boot" && find . -type f ! -name cmdline.txt | LC_ALL=C sort | xargs sha256sum) > "$WORK/want"
 (cd "$DIR/slot-b" && find . -type f ! -name cmdline.txt | LC_ALL=C sort | xargs sha256sum) > "$WORK/got"
@@ -97,7 +97,7 @@ rm "$B/boot/extra.dtb"
 printf '%s  ../../etc/passwd\n' "$(sha256sum < "$B/boot/vmlinuz" | cut -d' ' -f1)" >> "$B/boot.sha256"
 name="a name with .." pattern="unsafe name" refused
 sums
-sed -i 's/rauc.slot=A/rauc.slot=X/; s/wlroot-a/sda2/' "$B/boot/cmdline.txt"; sums
+sed -i 's/rauc.slot=A/rauc.slot=X/; s/root=PARTUUID=574c0001-02/root=LABEL=wlroot-a/' "$B/boot/cmdline.txt"; sums
 name="a cmdline.txt without slot A's root" pattern="to rewrite" refused
 rm -rf "$B"; cp -a "$WORK/bundle.orig" "$B"
 echo changed >> "$B/boot/cmdline.txt"
