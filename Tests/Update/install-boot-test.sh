@@ -20,9 +20,12 @@
 #     (os_prefix=slot-b/), slot-b/ holds the bundle's boot files with
 #     root=PARTUUID=574c0001-03 rauc.slot=B, the bundle is in
 #     wristlink/update/done/ with its reason, the FAT is clean (fsck.vfat -n);
-#   boot 2 (slot B, the files wristlink-slot.txt names): / is partition 3
-#     (wlroot-b), the backend reads slot B as booted, wristlink.service
-#     reaches READY=1 with the bond loaded, no failed unit; the power is cut.
+#   boot 2 (slot B, the files wristlink-slot.txt names): / is partition 3,
+#     wristlink-trial-begin.service has pointed the next boot back at A,
+#     wristlink.service reaches READY=1 with the bond loaded, no failed
+#     unit, and wristlink-trial-end.service keeps slot B; the power is cut;
+#     then wristlink-slot.txt says B committed and good, no trial: the
+#     next boot is B.
 # Results and consoles in .build/image/install-boot-test/; the durations in
 # timings.txt. Exit 0 when every check passed.
 set -euo pipefail
@@ -160,7 +163,8 @@ firmware_files 2
 [ "$(cat "$OUT/2/prefix")" = slot-b/ ]; check "boot 2: the firmware starts slot B" $? "$(cat "$OUT/2/prefix")"
 t2=$(date +%s.%N)
 run_qemu 2
-while kill -0 "$qemu_pid" 2>/dev/null && ! grep -q 'wl-report: end' "$OUT/console-2.log" 2>/dev/null; do
+# until the report has ended and trial-end has spoken (both after READY=1)
+while kill -0 "$qemu_pid" 2>/dev/null && ! { grep -aq 'wl-report: end' "$OUT/console-2.log" && grep -aq 'trial-end: ' "$OUT/console-2.log"; } 2>/dev/null; do
   [ "$(awk -v a="$t2" -v b="$(date +%s.%N)" "BEGIN { print (b - a > $LIMIT) }")" = 0 ] || { fail "boot 2: no report in $LIMIT s"; break; }
   sleep 2
 done
@@ -168,12 +172,18 @@ power_cut
 printf 'boot 2 (slot B): report after %s s; wristlink.service ready %s s after the kernel started\n' "$(elapsed "$t2")" \
   "$(awk -v u="$(field 2 service-active-us)" 'BEGIN { printf "%.1f", u / 1e6 }')" | tee -a "$OUT/timings.txt"
 field 2 "mount /" | grep -Eq '^/dev/mmcblk0p3 ext4 ro,'; check "boot 2: / is slot B's root, partition 3, read-only ($(field 2 'mount /'))" $? "$(field 2 'mount /')"
-[ "$(field 2 slot)" = "boot=B committed=A trial=B A=good B=bad" ]; check "boot 2: the backend reads slot B on trial ($(field 2 slot))" $? "$(field 2 slot)"
+case "$(field 2 slot)" in "boot=A committed=A trial=B A=good B=bad"|"boot=B committed=B trial=none A=good B=good") true ;; *) false ;; esac
+check "boot 2: the backend reads slot B's trial begun or B kept ($(field 2 slot))" $? "$(field 2 slot)"
+tr -d '\r' < "$OUT/console-2.log" | grep -a 'trial-end: \|rauc-boot-backend: ' | sed 's/^.*\] //; s/^/boot 2: /' | tr -cd '[:print:]\n' >> "$OUT/summary.txt"
+tr -d '\r' < "$OUT/console-2.log" | grep -aq 'rauc-boot-backend: slot B on trial: the next boot is A unless B is marked good'
+check "boot 2: wristlink-trial-begin.service pointed the next boot back at A" $? "$(tr -d '\r' < "$OUT/console-2.log" | grep -a 'rauc-boot-backend' | tail -2)"
+tr -d '\r' < "$OUT/console-2.log" | grep -aq 'trial-end: slot B reached READY on its trial'; check "boot 2: trial-end kept slot B once wristlink.service was ready" $? "$(tr -d '\r' < "$OUT/console-2.log" | grep -a 'trial-end' | tail -2)"
 svc="$(field 2 service)"
 case " $svc " in *" ActiveState=active "*" SubState=running "*) true ;; *) false ;; esac; check "boot 2: wristlink.service reached READY=1 ($svc)" $? "$svc"
 report 2 | grep -q '^journal: loaded 1 bonded phone(s) from /var/lib/wristlink/bonds'; check "boot 2: the bond is loaded" $? "$(report 2 | grep '^journal:' | head -5)"
 [ "$(field 2 system)" = running ]; check "boot 2: no failed unit (system $(field 2 system), failed: $(field 2 failed-units))" $? "$(field 2 failed-units)"
 mcopy -n -i "$fat" ::/wristlink-slot.txt "$OUT/slot-after-2.txt"
-tr -d '\r' < "$OUT/slot-after-2.txt" | grep -qx 'os_prefix=slot-b/'; check "after boot 2: wristlink-slot.txt names slot B" $? "$(cat "$OUT/slot-after-2.txt")"
+tr -d '\r' < "$OUT/slot-after-2.txt" | grep -qx 'os_prefix=slot-b/' && tr -d '\r' < "$OUT/slot-after-2.txt" | grep -qx '# state boot=B committed=B trial=none A=good B=good'
+check "after boot 2: wristlink-slot.txt names slot B, committed, no trial: the next boot is B" $? "$(cat "$OUT/slot-after-2.txt")"
 printf 'install-boot-test: %s s, %d failed\n' "$(elapsed "$T0")" "$fails" | tee -a "$OUT/timings.txt"
 [ "$fails" -eq 0 ]
