@@ -185,5 +185,7 @@ report 2 | grep -q '^journal: loaded 1 bonded phone(s) from /var/lib/wristlink/b
 mcopy -n -i "$fat" ::/wristlink-slot.txt "$OUT/slot-after-2.txt"
 tr -d '\r' < "$OUT/slot-after-2.txt" | grep -qx 'os_prefix=slot-b/' && tr -d '\r' < "$OUT/slot-after-2.txt" | grep -qx '# state boot=B committed=B trial=none A=good B=good'
 check "after boot 2: wristlink-slot.txt names slot B, committed, no trial: the next boot is B" $? "$(cat "$OUT/slot-after-2.txt")"
+mcopy -n -i "$fat" "::/wristlink/update/done/${bundle##*/}.reason" - 2>/dev/null | tr -d '\r' | grep -q '; kept: slot B reached READY on its trial$'
+check "after boot 2: the bundle's reason in done/ says kept" $? "$(mcopy -n -i "$fat" "::/wristlink/update/done/${bundle##*/}.reason" - 2>&1)"
 printf 'install-boot-test: %s s, %d failed\n' "$(elapsed "$T0")" "$fails" | tee -a "$OUT/timings.txt"
 [ "$fails" -eq 0 ]
