@@ -24,7 +24,7 @@ DEBS := pkg-config binutils libbluetooth-dev libgpiod-dev tshark device-tree-com
 
 .PHONY: all deps build check test test-builds build-tests embedded-build test-unit test-vm test-systemd vm-setup embedded-check run fuzz fuzz-build test-fuzz bench-deps test-budgets clean install soak pi pi-deps pi-build pi-test pi-measure pi-x86_64-trixie bench bench-record \
 	deb deb-deps deb-amd64 deb-arm64-trixie deb-arm64-bookworm deb-lint test-deb test-deb-chroot \
-	image image-raw image-build bundle bundle-build test-image test-checks test-deb-checks test-fuzz-runs test-update
+	image image-raw image-build bundle bundle-build test-image test-checks test-deb-checks test-fuzz-runs test-update test-install-boot
 
 all: build
 
@@ -58,7 +58,7 @@ test:
 	$(MAKE) --no-print-directory -j2 -O test-checks image-build BOARD=pi-zero-2w && \
 	echo "make test: phase 3 (unit tests, instruction budgets, short fuzz runs, Pi binaries, packages, the SD-card image) $$(( $$(date +%s) - t )) s"
 	@t=$$(date +%s); $(MAKE) --no-print-directory test-vm VM_IMAGE="$$(ls -t $(IMAGE_DIR)/wristlink-*-pi-zero-2w.img | head -1)" && \
-	echo "make test: phase 4 (VMs, the image's boot test) $$(( $$(date +%s) - t )) s"
+	echo "make test: phase 4 (VMs, the image's boot test and its update from the card) $$(( $$(date +%s) - t )) s"
 	@echo "make test: all passed"
 
 test-builds: build-tests embedded-build pi-build pi-x86_64-trixie
@@ -372,11 +372,23 @@ test-fuzz-runs:
 # bad input, and the files on a FAT (mkfs.vfat, mtools, fsck.vfat -n); then
 # real bundles of a small two-slot card (scripts/build-bundle, Debian's
 # rauc) and the card's update-check refusing an unknown key's, another
-# board's, a truncated and an older one (Tests/Update/bundle-test.sh).
+# board's, a truncated and an older one (Tests/Update/bundle-test.sh);
+# the bundle's hook writing a slot's boot files (Tests/Update/hook-test.sh);
+# the installation's bundle moves, bus and limits with a fake rauc
+# (Tests/Update/install-test.sh); a slot's trial begun and ended
+# (Tests/Update/trial-test.sh).
 test-update:
-	@scripts/ensure-packages dosfstools mtools fdisk e2fsprogs rauc squashfs-tools openssl
+	@scripts/ensure-packages dosfstools mtools fdisk e2fsprogs rauc squashfs-tools openssl dbus
 	@Tests/Update/backend-test.sh
 	@Tests/Update/bundle-test.sh
+	@Tests/Update/hook-test.sh
+	@Tests/Update/install-test.sh
+	@Tests/Update/trial-test.sh
+# Issue 32's proof 1 in QEMU (docs/updates.md, "Proof 1"; about 6 min, one
+# core): the newest Zero 2 W image built (make image-build) installs a
+# bundle of the next version from its own card and boots slot B.
+test-install-boot:
+	@Tests/Update/install-boot-test.sh $$(ls -t $(IMAGE_DIR)/wristlink-*-pi-zero-2w.img | head -1)
 
 clean:
 	rm -rf .build

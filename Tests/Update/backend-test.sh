@@ -103,6 +103,10 @@ expect "fresh card" "$(status)" "boot=A committed=A trial=none A=good B=bad"
 expect "fresh card: firmware" "$(firmware_slot "$DIR")" "slot-a/"
 booted a
 expect "get-current on A" "$(be get-current)" "A"
+# the image's command lines name the root by partition (PARTUUID), without rauc.slot= too
+echo "console=ttyS1,115200 root=PARTUUID=574c0001-03 ro" > "$DIR.cmdline"; expect "get-current from root=PARTUUID=…-03" "$(be get-current)" "B"
+echo "console=ttyS1,115200 root=PARTUUID=574c0001-02 ro" > "$DIR.cmdline"; expect "get-current from root=PARTUUID=…-02" "$(be get-current)" "A"
+booted a
 cut_everywhere "update ok" a set-state B bad
 cut_everywhere "update ok" a set-primary B
 expect "B armed" "$(status)" "boot=B committed=A trial=B A=good B=bad"

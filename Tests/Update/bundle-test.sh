@@ -13,7 +13,9 @@
 # key, one for another board (compatible wristlink-pi4), a truncated file,
 # an empty one, and one older than the running version; the check writes
 # nothing (every file's name, size and time the same before and after). build-bundle
-# must refuse an image whose keyring is not its key's certificate.
+# must refuse an image whose keyring is not its key's certificate. The
+# bundle carries board/image/bundle-hook as its root slot's post-install
+# hook, and a version given to build-bundle is the manifest's.
 set -eu
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -68,6 +70,13 @@ if "$ROOT/scripts/build-bundle" pi-zero-2w "$WORK/zero/wristlink-9.9.9-1+deb13-p
 good="$OUT/wristlink-9.9.9-1+deb13-pi-zero-2w.raucb"
 rauc info --keyring="$WORK/keys/cert.pem" --output-format=shell "$good" > "$WORK/info" 2>/dev/null && ok || bad "rauc info refused the good bundle"
 grep -qx "RAUC_MF_COMPATIBLE='wristlink-pi-zero-2w'" "$WORK/info" && grep -qx "RAUC_MF_VERSION='9.9.9-1+deb13'" "$WORK/info" && ok || bad "the bundle's manifest: $(head -3 "$WORK/info")"
+# The hook (board/image/bundle-hook) is in the bundle, registered for the root slot.
+grep -qx "RAUC_IMAGE_HOOKS_0='post-install'" "$WORK/info" && ok || bad "the root image's hooks: $(grep HOOKS "$WORK/info")"
+unsquashfs -cat "$good" hook 2>/dev/null | cmp -s - "$ROOT/board/image/bundle-hook" && ok || bad "the bundle's hook is not board/image/bundle-hook"
+# A version given to build-bundle (a test's version N+1) is the manifest's and the name's.
+"$ROOT/scripts/build-bundle" pi-zero-2w "$WORK/zero/wristlink-9.9.9-1+deb13-pi-zero-2w.img" "$WORK/next" 9.9.10-1+deb13 > "$WORK/build-next.log" 2>&1 &&
+  rauc info --keyring="$WORK/keys/cert.pem" --output-format=shell "$WORK/next/wristlink-9.9.10-1+deb13-pi-zero-2w.raucb" 2>/dev/null | grep -qx "RAUC_MF_VERSION='9.9.10-1+deb13'" && ok ||
+  bad "build-bundle with a version: $(tail -2 "$WORK/build-next.log")"
 "$ROOT/scripts/build-bundle" pi4 "$WORK/pi4/wristlink-9.9.9-1+deb13-pi4.img" "$OUT" > "$WORK/build-pi4.log" 2>&1 && ok || bad "build-bundle pi4 failed: $(tail -3 "$WORK/build-pi4.log")"
 # An image whose keyring is another key's: build-bundle refuses, writes no bundle.
 if "$ROOT/scripts/build-bundle" pi-zero-2w "$WORK/stranger/wristlink-9.9.9-1+deb13-pi-zero-2w.img" "$WORK/stranger-out" > "$WORK/build-s.log" 2>&1; then

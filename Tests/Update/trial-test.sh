@@ -1,0 +1,86 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# make test-update, part 5: a slot's trial (docs/updates.md, "The trial")
+# with the real rauc-boot-backend on a directory laid out as the boot
+# partition, the kernel command line of the booted slot in a file, and
+# the two units' condition (the grep of wristlink-trial-begin.service and
+# wristlink-trial-end.service, read from the unit files):
+# - no trial open: the condition is false (nothing runs at a normal boot);
+# - slot B installed (set-state B bad, set-primary B), booted from B:
+#   begin-trial points the next boot at A, then trial-end (READY) keeps B:
+#   boot=B committed=B trial=none, B good;
+# - the trial boot of B never reaches READY (a reset after begin-trial):
+#   the next boot is A, whose trial-end marks B bad and closes the trial;
+# - the bundle of the trial (in wristlink/update/done/ with update-install's
+#   reason): its reason then says kept, or it is moved to failed/ saying
+#   the trial boot never reached READY; another bundle's reason untouched;
+# - a reset before begin-trial: the next boot is B again (the window the
+#   design names), and the trial goes on.
+set -eu
+HERE="$(cd "$(dirname "$0")" && pwd)"
+IMG="$HERE/../../board/image"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+fails=0 checks=0
+ok() { checks=$((checks + 1)); }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', expected '$3'"; fi; }
+DIR="$WORK/boot"
+export WL_BOOT_DIR="$DIR" WL_PROC_CMDLINE="$WORK/cmdline" WL_BACKEND="$IMG/rauc-boot-backend"
+fresh() {
+  rm -rf "$DIR"; mkdir -p "$DIR/slot-a" "$DIR/slot-b" "$DIR/wristlink/update/done"
+  echo kernel > "$DIR/slot-a/vmlinuz"; echo kernel > "$DIR/slot-b/vmlinuz"
+  "$WL_BACKEND" init A
+}
+booted() { echo "console=ttyS1,115200 root=PARTUUID=574c0001-0$2 ro rauc.slot=$1" > "$WORK/cmdline"; }
+st() { "$WL_BACKEND" status; }
+# a bundle installed into B as update-install leaves it, and an older one
+installed() {
+  D="$DIR/wristlink/update/done"
+  echo bundle > "$D/new.raucb"; echo old > "$D/old.raucb"
+  printf 'installed 0.1.1-1+deb13 in 99 s on 2026-12-04 08:49 UTC; slot state: boot=B committed=A trial=B A=good B=bad; the next boot tries it\r\n' > "$D/new.raucb.reason"
+  printf 'installed 0.1.0 in 90 s; slot state: boot=A committed=A trial=none A=good B=bad; kept: slot A reached READY on its trial\r\n' > "$D/old.raucb.reason"
+  old_reason=$(cat "$D/old.raucb.reason")
+}
+for unit in wristlink-trial-begin.service wristlink-trial-end.service; do
+  grep -q '^ExecCondition=/usr/bin/grep -q "^# state .\* trial=\[AB\] " /boot/firmware/wristlink-slot.txt$' "$IMG/$unit" && ok || bad "$unit: another condition: $(grep ExecCondition "$IMG/$unit")"
+done
+trial_open() { grep -q "^# state .* trial=[AB] " "$DIR/wristlink-slot.txt"; }
+
+fresh; booted A 2
+trial_open && bad "a fresh card has a trial open" || ok
+"$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
+trial_open && ok || bad "after the installation no trial is open: $(st)"
+# the trial boot of B
+booted B 3
+"$WL_BACKEND" begin-trial 2> /dev/null
+expect "B's trial boot after begin-trial" "$(st)" "boot=A committed=A trial=B A=good B=bad"
+trial_open && ok || bad "the trial is not open during B's trial boot"
+out=$("$IMG/trial-end")
+expect "B ready: trial-end keeps B" "$(st)" "boot=B committed=B trial=none A=good B=good"
+case "$out" in *"slot B reached READY"*) ok ;; *) bad "trial-end said: $out" ;; esac
+expect "B kept: the bundle's reason" "$(tr -d '\r' < "$D/new.raucb.reason")" "installed 0.1.1-1+deb13 in 99 s on 2026-12-04 08:49 UTC; slot state: boot=B committed=A trial=B A=good B=bad; kept: slot B reached READY on its trial"
+expect "B kept: the other bundle's reason untouched" "$(cat "$D/old.raucb.reason")" "$old_reason"
+[ -f "$D/new.raucb" ] && [ ! -e "$DIR/wristlink/update/failed" ] && [ -z "$(find "$DIR" -name '*.new')" ] && ok || bad "B kept: the bundle moved or a temporary file left"
+trial_open && bad "the trial is still open after B was kept" || ok
+# the next boot is B and nothing happens
+"$WL_BACKEND" begin-trial 2> /dev/null
+expect "B's next boot" "$(st)" "boot=B committed=B trial=none A=good B=good"
+
+# B's trial boot is reset after begin-trial: A boots, closes the trial
+fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
+booted B 3; "$WL_BACKEND" begin-trial 2> /dev/null
+booted A 2   # the reset: the firmware starts boot=A
+out=$("$IMG/trial-end")
+expect "B's trial failed: A's trial-end" "$(st)" "boot=A committed=A trial=none A=good B=bad"
+case "$out" in *"slot B's trial failed"*) ok ;; *) bad "trial-end said: $out" ;; esac
+F="$DIR/wristlink/update/failed"
+[ -f "$F/new.raucb" ] && [ ! -e "$D/new.raucb" ] && [ ! -e "$D/new.raucb.reason" ] && ok || bad "B failed: the bundle is not in failed/: $(find "$DIR/wristlink")"
+case "$(tr -d '\r' < "$F/new.raucb.reason" 2>/dev/null)" in "installed 0.1.1-1+deb13 in 99 s"*"failed: its trial boot of slot B never reached READY"*"back on slot A") ok ;; *) bad "B failed: the reason: $(cat "$F/new.raucb.reason" 2>&1)" ;; esac
+expect "B failed: the other bundle untouched" "$(cat "$D/old.raucb.reason")" "$old_reason"
+
+# a reset before begin-trial: B again
+fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B
+expect "a reset before begin-trial: the firmware starts B again" "$(sed -n 's/^os_prefix=//p' "$DIR/wristlink-slot.txt")" "slot-b/"
+echo "trial-test: $checks passed, $fails failed"
+[ "$fails" -eq 0 ]
