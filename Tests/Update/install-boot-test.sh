@@ -13,7 +13,7 @@
 # firmware would load (config.txt's kernel= and initramfs under the
 # os_prefix= of wristlink-slot.txt, the slot's device tree with config.txt's
 # overlays, the slot's cmdline.txt), bounded by INSTALL_BOOT_TIMEOUT
-# (default 1800 s) each:
+# (default 900 s) each:
 #   boot 1 (slot A): wristlink-update.service installs the bundle into slot B
 #     and reboots (QEMU exits: -no-reboot); its lines are on the console;
 #   then, on the card: wristlink-slot.txt names slot B on trial
@@ -32,7 +32,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 IMAGE="${1:?usage: install-boot-test.sh IMAGE}"
-LIMIT="${INSTALL_BOOT_TIMEOUT:-1800}"
+LIMIT="${INSTALL_BOOT_TIMEOUT:-900}"
 OUT="$ROOT/.build/image/install-boot-test"
 "$ROOT/scripts/ensure-packages" qemu-system-arm mtools e2fsprogs python3 device-tree-compiler dosfstools rauc squashfs-tools >&2
 rm -rf "$OUT"; mkdir -p "$OUT"
