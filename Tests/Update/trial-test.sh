@@ -15,7 +15,12 @@
 #   reason): its reason then says kept, or it is moved to failed/ saying
 #   the trial boot never reached READY; another bundle's reason untouched;
 # - a reset before begin-trial: the next boot is B again (the window the
-#   design names), and the trial goes on.
+#   design names), and the trial goes on;
+# - the bound (trial-end watch): on B's trial boot past the bound and not
+#   ready, B is marked bad, the bundle moved to failed/ saying so, and the
+#   system rebooted; after trial-end kept B, or on A's boot, the watch does
+#   nothing; the bound from the kernel command line, and 300 s when that
+#   is not a number or outside 30..3600.
 set -eu
 HERE="$(cd "$(dirname "$0")" && pwd)"
 IMG="$HERE/../../board/image"
@@ -27,6 +32,8 @@ bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 expect() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', expected '$3'"; fi; }
 DIR="$WORK/boot"
 export WL_BOOT_DIR="$DIR" WL_PROC_CMDLINE="$WORK/cmdline" WL_BACKEND="$IMG/rauc-boot-backend"
+export WL_TRIAL_LOCK="$WORK/trial.lock" WL_PROC_UPTIME="$WORK/uptime" WL_REBOOT="echo REBOOT"
+echo "400.12 700.00" > "$WORK/uptime"
 fresh() {
   rm -rf "$DIR"; mkdir -p "$DIR/slot-a" "$DIR/slot-b" "$DIR/wristlink/update/done"
   echo kernel > "$DIR/slot-a/vmlinuz"; echo kernel > "$DIR/slot-b/vmlinuz"
@@ -42,7 +49,7 @@ installed() {
   printf 'installed 0.1.0 in 90 s; slot state: boot=A committed=A trial=none A=good B=bad; kept: slot A reached READY on its trial\r\n' > "$D/old.raucb.reason"
   old_reason=$(cat "$D/old.raucb.reason")
 }
-for unit in wristlink-trial-begin.service wristlink-trial-end.service; do
+for unit in wristlink-trial-begin.service wristlink-trial-end.service wristlink-trial-watch.service; do
   grep -q '^ExecCondition=/usr/bin/grep -q "^# state .\* trial=\[AB\] " /boot/firmware/wristlink-slot.txt$' "$IMG/$unit" && ok || bad "$unit: another condition: $(grep ExecCondition "$IMG/$unit")"
 done
 trial_open() { grep -q "^# state .* trial=[AB] " "$DIR/wristlink-slot.txt"; }
@@ -82,5 +89,50 @@ expect "B failed: the other bundle untouched" "$(cat "$D/old.raucb.reason")" "$o
 # a reset before begin-trial: B again
 fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B
 expect "a reset before begin-trial: the firmware starts B again" "$(sed -n 's/^os_prefix=//p' "$DIR/wristlink-slot.txt")" "slot-b/"
+
+# the bound: B's trial boot, never ready
+fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
+booted B 3; "$WL_BACKEND" begin-trial 2> /dev/null
+out=$("$IMG/trial-end" watch 2>&1)
+expect "B not ready by the bound: the watch" "$(st)" "boot=A committed=A trial=none A=good B=bad"
+case "$out" in *"slot B was not ready 300 s after its kernel started"*"rebooting into slot A"*REBOOT) ok ;; *) bad "watch said: $out" ;; esac
+case "$(tr -d '\r' < "$F/new.raucb.reason" 2>/dev/null)" in "installed 0.1.1-1+deb13 in 99 s"*"failed: slot B's firmware was not ready 300 s into its trial boot"*"back on slot A") ok ;; *) bad "B not ready: the reason: $(cat "$F/new.raucb.reason" 2>&1)" ;; esac
+[ ! -e "$D/new.raucb" ] && [ -f "$F/new.raucb" ] && ok || bad "B not ready: the bundle is not in failed/"
+expect "B not ready: the other bundle untouched" "$(cat "$D/old.raucb.reason")" "$old_reason"
+# the next boot (A) finds no trial: trial-end's condition is false
+trial_open && bad "B not ready: a trial is still open" || ok
+# B ready first: the watch then does nothing
+fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
+booted B 3; "$WL_BACKEND" begin-trial 2> /dev/null
+"$IMG/trial-end" > /dev/null
+out=$("$IMG/trial-end" watch 2>&1)
+expect "B kept before the bound: the watch leaves it" "$(st)" "boot=B committed=B trial=none A=good B=good"
+case "$out" in *REBOOT*) bad "the watch rebooted a kept slot: $out" ;; *"not the trial's boot"*) ok ;; *) bad "watch said: $out" ;; esac
+# A's boot while B is on trial: the watch is not A's
+fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
+booted B 3; "$WL_BACKEND" begin-trial 2> /dev/null; booted A 2
+out=$("$IMG/trial-end" watch 2>&1)
+case "$out" in *"not the trial's boot"*) ok ;; *) bad "the watch on A's boot said: $out" ;; esac
+expect "the watch on A's boot changes nothing" "$(st)" "boot=A committed=A trial=B A=good B=bad"
+# the bound from the command line; a bad one is 300 s
+for arg in "wristlink.trial-ready-s=45:45 s" "wristlink.trial-ready-s=4x:300 s" "wristlink.trial-ready-s=5:300 s" "wristlink.trial-ready-s=99999:300 s"; do
+  fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
+  booted B 3; "$WL_BACKEND" begin-trial 2> /dev/null
+  echo "console=ttyS1,115200 root=PARTUUID=574c0001-03 ro rauc.slot=B ${arg%%:*}" > "$WORK/cmdline"
+  out=$("$IMG/trial-end" watch 2>&1)
+  case "$out" in *"was not ready ${arg#*:} after"*REBOOT) ok ;; *) bad "${arg%%:*}: the watch said: $out" ;; esac
+done
+# below the bound it waits: uptime 43 s, bound 45 s, the clock moved on by the test
+fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
+booted B 3; "$WL_BACKEND" begin-trial 2> /dev/null
+echo "console=ttyS1,115200 root=PARTUUID=574c0001-03 ro rauc.slot=B wristlink.trial-ready-s=45" > "$WORK/cmdline"
+echo "43.50 80.00" > "$WORK/uptime"
+( sleep 1; echo "45.01 82.00" > "$WORK/uptime" ) &
+t0=$(date +%s)
+out=$("$IMG/trial-end" watch 2>&1)
+wait
+waited=$(( $(date +%s) - t0 ))
+[ "$waited" -ge 1 ] && [ "$waited" -le 4 ] && ok || bad "the watch waited $waited s for a bound 2 s away"
+case "$out" in *"until 45 s"*"was not ready 45 s"*REBOOT) ok ;; *) bad "the watch below its bound said: $out" ;; esac
 echo "trial-test: $checks passed, $fails failed"
 [ "$fails" -eq 0 ]
