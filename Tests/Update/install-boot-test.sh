@@ -23,7 +23,10 @@
 #   boot 2 (slot B, the files wristlink-slot.txt names): / is partition 3,
 #     wristlink-trial-begin.service has pointed the next boot back at A,
 #     wristlink.service reaches READY=1 with the bond loaded, no failed
-#     unit, and wristlink-trial-end.service keeps slot B; the power is cut;
+#     unit, the bonded phone's link comes back (the Zero 2 W's Bluetooth
+#     UART is Tests/Image/bt-uart-relay.py's controller with a Bumble phone
+#     holding the bond, as in the boot test's Bluetooth boot), and
+#     wristlink-trial-end.service keeps slot B; the power is cut;
 #     then wristlink-slot.txt says B committed and good, no trial: the
 #     next boot is B.
 # Results and consoles in .build/image/install-boot-test/; the durations in
@@ -35,6 +38,10 @@ IMAGE="${1:?usage: install-boot-test.sh IMAGE}"
 LIMIT="${INSTALL_BOOT_TIMEOUT:-900}"
 OUT="$ROOT/.build/image/install-boot-test"
 "$ROOT/scripts/ensure-packages" qemu-system-arm mtools e2fsprogs python3 device-tree-compiler dosfstools rauc squashfs-tools >&2
+PY="${WL_BT_PYTHON:-$ROOT/.build/vm/venv/bin/python}"
+if [ ! -x "$PY" ] || ! "$PY" -c 'import bumble' 2>/dev/null; then
+  "$ROOT/Tests/VM/setup.sh" >&2   # the VM suite's venv (Bumble), for the phone of boot 2
+fi
 rm -rf "$OUT"; mkdir -p "$OUT"
 T0=$(date +%s.%N)
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -76,16 +83,30 @@ firmware_files() {  # firmware_files N: $OUT/N/{vmlinuz,initrd.img,zero-2-w.dtb,
   printf '%s\n' "$prefix" > "$OUT/$1/prefix"
 }
 qemu_pid=""
-run_qemu() {  # run_qemu N: boots from $OUT/N's files, console in $OUT/console-N.log
-  local d="$OUT/$1"
+relay_pid=""
+run_qemu() {  # run_qemu N [phone]: boots from $OUT/N's files, console in $OUT/console-N.log;
+  # with "phone", the Zero 2 W's Bluetooth UART is Tests/Image/bt-uart-relay.py's
+  # controller with the bonded phone (as the boot test's Bluetooth boot)
+  local d="$OUT/$1" bt=null
   : > "$OUT/console-$1.log"
+  if [ "${2:-}" = phone ]; then
+    mkdir -p "$OUT/relay-$1"; bt="unix:$OUT/relay-$1/bt.sock"
+    "$PY" "$ROOT/Tests/Image/bt-uart-relay.py" --socket "$OUT/relay-$1/bt.sock" --results "$OUT/relay-$1" --limit "$((LIMIT + 60))" \
+      > "$OUT/relay-$1/relay.out" 2>&1 &
+    relay_pid=$!
+    for _ in $(seq 100); do [ -S "$OUT/relay-$1/bt.sock" ] && break; sleep 0.2; done
+  fi
   qemu-system-aarch64 -M raspi3b -accel tcg,thread=single -kernel "$d/vmlinuz" -initrd "$d/initrd.img" -dtb "$d/zero-2-w.dtb" \
     -append "$(tr -d '\r\n' < "$d/cmdline.txt") wristlink.boot-report $RASPI_QEMU_APPEND" \
-    -drive "file=$disk,if=sd,format=raw,cache=unsafe" -serial null -serial "file:$OUT/console-$1.log" \
+    -drive "file=$disk,if=sd,format=raw,cache=unsafe" -serial "$bt" -serial "file:$OUT/console-$1.log" \
     -display none -no-reboot -monitor none > "$OUT/qemu-$1.log" 2>&1 &
   qemu_pid=$!
 }
-power_cut() { kill -KILL "$qemu_pid" 2>/dev/null || true; wait "$qemu_pid" 2>/dev/null || true; }
+power_cut() {
+  kill -KILL "$qemu_pid" 2>/dev/null || true; wait "$qemu_pid" 2>/dev/null || true
+  if [ -n "$relay_pid" ]; then kill "$relay_pid" 2>/dev/null; wait "$relay_pid" 2>/dev/null; relay_pid=""; fi
+  return 0
+}
 trap power_cut EXIT
 report() { tr -d '\r' < "$OUT/console-$1.log" | sed -n 's/^.*wl-report: //p' | tr -cd '[:print:]\n'; }
 field() { report "$1" | sed -n "s|^$2: ||p" | head -1; }
@@ -134,9 +155,9 @@ rm -f "$OUT/boot-1.vfat"
 firmware_files 2
 [ "$(cat "$OUT/2/prefix")" = slot-b/ ]; check "boot 2: the firmware starts slot B" $? "$(cat "$OUT/2/prefix")"
 t2=$(date +%s.%N)
-run_qemu 2
-# until the report has ended and trial-end has spoken (both after READY=1)
-while kill -0 "$qemu_pid" 2>/dev/null && ! { grep -aq 'wl-report: end' "$OUT/console-2.log" && grep -aq 'trial-end: ' "$OUT/console-2.log"; } 2>/dev/null; do
+run_qemu 2 phone
+# until the report has ended and trial-end has decided (after READY=1 and the phone's link)
+while kill -0 "$qemu_pid" 2>/dev/null && ! { grep -aq 'wl-report: end' "$OUT/console-2.log" && grep -aqE 'trial-end: (slot B reached READY|no bonded phone|slot B: its firmware)' "$OUT/console-2.log"; } 2>/dev/null; do
   [ "$(awk -v a="$t2" -v b="$(date +%s.%N)" "BEGIN { print (b - a > $LIMIT) }")" = 0 ] || { fail "boot 2: no report in $LIMIT s"; break; }
   sleep 2
 done
@@ -149,7 +170,8 @@ check "boot 2: the backend reads slot B's trial begun or B kept ($(field 2 slot)
 tr -d '\r' < "$OUT/console-2.log" | grep -a 'trial-end: \|rauc-boot-backend: ' | sed 's/^.*\] //; s/^/boot 2: /' | tr -cd '[:print:]\n' >> "$OUT/summary.txt"
 tr -d '\r' < "$OUT/console-2.log" | grep -aq 'rauc-boot-backend: slot B on trial: the next boot is A unless B is marked good'
 check "boot 2: wristlink-trial-begin.service pointed the next boot back at A" $? "$(tr -d '\r' < "$OUT/console-2.log" | grep -a 'rauc-boot-backend' | tail -2)"
-tr -d '\r' < "$OUT/console-2.log" | grep -aq 'trial-end: slot B reached READY on its trial'; check "boot 2: trial-end kept slot B once wristlink.service was ready" $? "$(tr -d '\r' < "$OUT/console-2.log" | grep -a 'trial-end' | tail -2)"
+tr -d '\r' < "$OUT/console-2.log" | grep -aq "trial-end: a bonded phone's link is back (encrypted)"; check "boot 2: trial-end waited for the bonded phone's link (the relay's phone, encrypted with the bond's key)" $? "$(tr -d '\r' < "$OUT/console-2.log" | grep -a 'trial-end' | tail -3)"
+tr -d '\r' < "$OUT/console-2.log" | grep -aq "trial-end: slot B reached READY on its trial and a bonded phone's link came back"; check "boot 2: trial-end kept slot B once wristlink.service was ready and the phone was back" $? "$(tr -d '\r' < "$OUT/console-2.log" | grep -a 'trial-end' | tail -2)"
 svc="$(field 2 service)"
 case " $svc " in *" ActiveState=active "*" SubState=running "*) true ;; *) false ;; esac; check "boot 2: wristlink.service reached READY=1 ($svc)" $? "$svc"
 report 2 | grep -q '^journal: loaded 1 bonded phone(s) from /var/lib/wristlink/bonds'; check "boot 2: the bond is loaded" $? "$(report 2 | grep '^journal:' | head -5)"
@@ -157,7 +179,7 @@ report 2 | grep -q '^journal: loaded 1 bonded phone(s) from /var/lib/wristlink/b
 mcopy -n -i "$fat" ::/wristlink-slot.txt "$OUT/slot-after-2.txt"
 tr -d '\r' < "$OUT/slot-after-2.txt" | grep -qx 'os_prefix=slot-b/' && tr -d '\r' < "$OUT/slot-after-2.txt" | grep -qx '# state boot=B committed=B trial=none A=good B=good'
 check "after boot 2: wristlink-slot.txt names slot B, committed, no trial: the next boot is B" $? "$(cat "$OUT/slot-after-2.txt")"
-mcopy -n -i "$fat" "::/wristlink/update/done/${bundle##*/}.reason" - 2>/dev/null | tr -d '\r' | grep -q '; kept: slot B reached READY on its trial$'
+mcopy -n -i "$fat" "::/wristlink/update/done/${bundle##*/}.reason" - 2>/dev/null | tr -d '\r' | grep -q "; kept: slot B reached READY on its trial and a bonded phone's link came back\$"
 check "after boot 2: the bundle's reason in done/ says kept" $? "$(mcopy -n -i "$fat" "::/wristlink/update/done/${bundle##*/}.reason" - 2>&1)"
 printf 'install-boot-test: %s s, %d failed\n' "$(elapsed "$T0")" "$fails" | tee -a "$OUT/timings.txt"
 [ "$fails" -eq 0 ]

@@ -19,8 +19,11 @@
 # - a bundle left in installing/ (cut off) goes to failed/, not retried;
 # - nothing is installed while a trial is open; a broken check (exit 2)
 #   leaves the bundles where they are; at most WL_MAX_BUNDLES per boot;
-# - after every run: the bus daemon and the service stopped, the run
-#   folder gone, no temporary file left on the boot folder.
+# - the wrist: led-notify (the card's board.conf first) blinks while a
+#   bundle installs, led-call flickers after a failed installation; no
+#   LED line or a line gpioset cannot take installs all the same;
+# - after every run: the bus daemon, the service and gpioset stopped, the
+#   run folder gone, no temporary file left on the boot folder.
 set -eu
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -60,7 +63,20 @@ case "$1" in
   *) echo "accept 0.1.1-1+deb13" ;;
 esac
 SH
-chmod +x "$WORK/bin/rauc" "$WORK/bin/update-check"
+# gpioset: its arguments appended to gpioset.log; it holds its lines until
+# killed (the blink) or exits (the flicker, under timeout); FAKE_GPIO=busy:
+# it cannot take the line
+cat > "$WORK/bin/gpioset" <<'SH'
+#!/bin/sh
+echo "$*" >> "$FAKE/gpioset.log"
+[ "${FAKE_GPIO:-}" != busy ] || { echo "gpioset: unable to request lines: Device or resource busy" >&2; exit 1; }
+echo $$ >> "$FAKE/gpioset.pids"
+exec sleep 600
+SH
+chmod +x "$WORK/bin/rauc" "$WORK/bin/update-check" "$WORK/bin/gpioset"
+# the board files: the card's names led-notify, the packaged one led-call too
+printf '# the card board\r\nname pi-zero-2w\r\noutput led-notify line=GPIO17\r\n' > "$WORK/card-board.conf"
+printf 'name pi-zero-2w\noutput led-notify line=GPIO5\noutput led-call   line=GPIO27\noutput vibration line=GPIO18 kind=motor\n' > "$WORK/board.conf"
 printf '[slot.rootfs.0]\ndevice=%s\n' "$WORK/dev-a" > "$WORK/system.conf"; : > "$WORK/dev-a"
 
 DIR="$WORK/boot"
@@ -75,7 +91,9 @@ run() {  # run: update-install with the fakes; its exit code in $rc, output in $
   FAKE="$WORK/fake" BACKEND="$BACKEND" PATH="$WORK/bin:$PATH" WL_BOOT_DIR="$DIR" WL_RUN_DIR="$WORK/run" \
     WL_RAUC="$WORK/bin/rauc" WL_UPDATE_CHECK="$WORK/bin/update-check" WL_BACKEND="$BACKEND" \
     WL_BUS_CONF="$ROOT/board/image/update-bus.conf" WL_MODPROBE=true WL_REBOOT="touch $WORK/rebooted" \
-    WL_RAUC_CONF="$WORK/system.conf" WL_START_TIMEOUT="${WL_START_TIMEOUT:-10}" "$INSTALL" > "$WORK/out" 2>&1 && rc=0 || rc=$?
+    WL_RAUC_CONF="$WORK/system.conf" WL_START_TIMEOUT="${WL_START_TIMEOUT:-10}" \
+    WL_GPIOSET="$WORK/bin/gpioset" WL_BOARD_FILES="${BOARD_FILES-$WORK/card-board.conf $WORK/board.conf}" \
+    "$INSTALL" > "$WORK/out" 2>&1 && rc=0 || rc=$?
 }
 slot_state() { WL_BOOT_DIR="$DIR" "$BACKEND" status; }
 after_run() {  # after_run NAME: children stopped, run folder gone, no temporary file
@@ -83,7 +101,11 @@ after_run() {  # after_run NAME: children stopped, run folder gone, no temporary
   [ -z "$(pgrep -f "address=unix:path=$WORK/run/bus" || true)" ] && ok || bad "$1: the update bus still runs"
   [ ! -e "$WORK/run" ] && ok || bad "$1: $WORK/run left behind"
   [ -z "$(find "$DIR" -name '*.new')" ] && ok || bad "$1: temporary files left: $(find "$DIR" -name '*.new')"
+  left=""
+  for p in $(cat "$WORK/fake/gpioset.pids" 2>/dev/null); do ! kill -0 "$p" 2>/dev/null || left="$left $p"; done
+  [ -z "$left" ] && ok || bad "$1: gpioset still runs:$left"
 }
+gpio_log() { cat "$WORK/fake/gpioset.log" 2>/dev/null; }
 reason() { tr -d '\r' < "$DIR/wristlink/update/$1.reason"; }
 
 # nothing to do
@@ -106,6 +128,8 @@ expect "the slot state after the installation" "$(slot_state)" "boot=B committed
 [ -f "$WORK/rebooted" ] && ok || bad "no reboot after the installation"
 expect "update/ emptied" "$(find "$DIR/wristlink/update" -maxdepth 1 -type f | wc -l)" 0
 after_run "refused + good"
+expect "while installing: the card's led-notify blinks, 0.2 s on every second" "$(gpio_log)" "-C wristlink-update -t 200ms,800ms GPIO17=1"
+grep -q 'the notify LED (GPIO17) blinks while the bundle installs' "$WORK/out" && ok || bad "the blink is not said: $(cat "$WORK/out")"
 # a trial open: the next boot leaves a new bundle alone
 bundle c-next.raucb; rm -f "$WORK/rebooted"
 FAKE_INSTALL=ok run
@@ -126,6 +150,19 @@ case "$(reason failed/good.raucb)" in "failed: rauc install: "*"failed to run sl
 [ ! -f "$WORK/rebooted" ] && ok || bad "rebooted after a failed installation"
 expect "the slot state after a failure" "$(slot_state)" "boot=A committed=A trial=none A=good B=bad"
 after_run "a failed installation"
+expect "a failed installation: the blink, then led-call flickers (the packaged board's)" "$(gpio_log)" "-C wristlink-update -t 200ms,800ms GPIO17=1
+-C wristlink-update -t 100ms GPIO27=1"
+grep -q 'led GPIO27 flickered: the installation failed' "$WORK/out" && ok || bad "the flicker is not said: $(cat "$WORK/out")"
+# no board file names the LEDs, or gpioset cannot take the line: installed all the same
+fresh; bundle good.raucb
+FAKE_INSTALL=ok BOARD_FILES="$WORK/none.conf" run
+expect "no LED line: exit" "$rc" 0
+[ -f "$DIR/wristlink/update/done/good.raucb" ] && [ -z "$(gpio_log)" ] && grep -q 'no led-notify line' "$WORK/out" && ok || bad "no LED line: $(cat "$WORK/out")"
+fresh; bundle good.raucb
+FAKE_INSTALL=ok FAKE_GPIO=busy run
+expect "a busy line: exit" "$rc" 0
+[ -f "$DIR/wristlink/update/done/good.raucb" ] && grep -q 'gpioset could not drive GPIO17' "$WORK/out" && ok || bad "a busy line: $(cat "$WORK/out")"
+after_run "a busy line"
 
 # a hung installation, stopped at the limit
 fresh; bundle good.raucb

@@ -20,7 +20,12 @@
 #   ready, B is marked bad, the bundle moved to failed/ saying so, and the
 #   system rebooted; after trial-end kept B, or on A's boot, the watch does
 #   nothing; the bound from the kernel command line, and 300 s when that
-#   is not a number or outside 30..3600.
+#   is not a number or outside 30..3600;
+# - a bonded wearable (the firmware's "loaded N bonded phone(s)"): B is
+#   kept once a bonded phone's link is back ("session secured"), waited
+#   for; with the phone away trial-end keeps nothing and the bound ends
+#   the trial, its reason saying the phone did not come back; without a
+#   bond, kept at READY.
 set -eu
 HERE="$(cd "$(dirname "$0")" && pwd)"
 IMG="$HERE/../../board/image"
@@ -34,6 +39,9 @@ DIR="$WORK/boot"
 export WL_BOOT_DIR="$DIR" WL_PROC_CMDLINE="$WORK/cmdline" WL_BACKEND="$IMG/rauc-boot-backend"
 export WL_TRIAL_LOCK="$WORK/trial.lock" WL_PROC_UPTIME="$WORK/uptime" WL_REBOOT="echo REBOOT"
 echo "400.12 700.00" > "$WORK/uptime"
+# the firmware's log of this boot and wristlink.service's state, as trial-end reads them
+export WL_FIRMWARE_LOG="cat $WORK/fwlog" WL_SERVICE_STATE="cat $WORK/svc" WL_POLL_S=1
+: > "$WORK/fwlog"; printf 'ActiveState=activating\nSubState=start\nNRestarts=0\n' > "$WORK/svc"
 fresh() {
   rm -rf "$DIR"; mkdir -p "$DIR/slot-a" "$DIR/slot-b" "$DIR/wristlink/update/done"
   echo kernel > "$DIR/slot-a/vmlinuz"; echo kernel > "$DIR/slot-b/vmlinuz"
@@ -95,8 +103,8 @@ fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
 booted B 3; "$WL_BACKEND" begin-trial 2> /dev/null
 out=$("$IMG/trial-end" watch 2>&1)
 expect "B not ready by the bound: the watch" "$(st)" "boot=A committed=A trial=none A=good B=bad"
-case "$out" in *"slot B was not ready 300 s after its kernel started"*"rebooting into slot A"*REBOOT) ok ;; *) bad "watch said: $out" ;; esac
-case "$(tr -d '\r' < "$F/new.raucb.reason" 2>/dev/null)" in "installed 0.1.1-1+deb13 in 99 s"*"failed: slot B's firmware was not ready 300 s into its trial boot"*"back on slot A") ok ;; *) bad "B not ready: the reason: $(cat "$F/new.raucb.reason" 2>&1)" ;; esac
+case "$out" in *"slot B: its firmware was not ready 300 s after its kernel started (wristlink.service: ActiveState=activating SubState=start NRestarts=0)"*"rebooting into slot A"*REBOOT) ok ;; *) bad "watch said: $out" ;; esac
+case "$(tr -d '\r' < "$F/new.raucb.reason" 2>/dev/null)" in "installed 0.1.1-1+deb13 in 99 s"*"failed: slot B's trial boot: its firmware was not ready 300 s after its kernel started"*"back on slot A") ok ;; *) bad "B not ready: the reason: $(cat "$F/new.raucb.reason" 2>&1)" ;; esac
 [ ! -e "$D/new.raucb" ] && [ -f "$F/new.raucb" ] && ok || bad "B not ready: the bundle is not in failed/"
 expect "B not ready: the other bundle untouched" "$(cat "$D/old.raucb.reason")" "$old_reason"
 # the next boot (A) finds no trial: trial-end's condition is false
@@ -134,5 +142,38 @@ wait
 waited=$(( $(date +%s) - t0 ))
 [ "$waited" -ge 1 ] && [ "$waited" -le 4 ] && ok || bad "the watch waited $waited s for a bound 2 s away"
 case "$out" in *"until 45 s"*"was not ready 45 s"*REBOOT) ok ;; *) bad "the watch below its bound said: $out" ;; esac
+
+# a bonded wearable: B is kept only once a bonded phone's link is back
+bound45() { echo "console=ttyS1,115200 root=PARTUUID=574c0001-03 ro rauc.slot=B wristlink.trial-ready-s=45" > "$WORK/cmdline"; }
+printf 'wristlink 0.1.1 starting\nloaded 1 bonded phone(s) from /var/lib/wristlink/bonds\nsession advertising\n' > "$WORK/fwlog"
+fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
+booted B 3; "$WL_BACKEND" begin-trial 2> /dev/null; bound45
+echo "44.00 80.00" > "$WORK/uptime"
+( sleep 1; printf 'session connected\nsession secured\n' >> "$WORK/fwlog" ) &
+out=$("$IMG/trial-end" 2>&1); wait
+expect "bonded, the phone back while trial-end waits: B kept" "$(st)" "boot=B committed=B trial=none A=good B=good"
+case "$out" in *"1 bonded phone(s): keeping it once"*"link is back"*"slot B reached READY on its trial and a bonded phone's link came back"*) ok ;; *) bad "bonded, phone back: trial-end said: $out" ;; esac
+case "$(tr -d '\r' < "$D/new.raucb.reason")" in *"; kept: slot B reached READY on its trial and a bonded phone's link came back") ok ;; *) bad "bonded, phone back: the reason: $(cat "$D/new.raucb.reason")" ;; esac
+# the phone stays away: trial-end leaves the trial to the bound, which ends it
+printf 'loaded 2 bonded phone(s) from /var/lib/wristlink/bonds\nsession advertising\n' > "$WORK/fwlog"
+fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
+booted B 3; "$WL_BACKEND" begin-trial 2> /dev/null; bound45
+echo "44.00 80.00" > "$WORK/uptime"
+( sleep 1; echo "45.50 82.00" > "$WORK/uptime" ) &
+out=$("$IMG/trial-end" 2>&1); wait
+expect "bonded, the phone away: trial-end keeps nothing" "$(st)" "boot=A committed=A trial=B A=good B=bad"
+case "$out" in *"no bonded phone's link came back by 45 s: slot B is not kept"*) ok ;; *) bad "bonded, phone away: trial-end said: $out" ;; esac
+printf 'ActiveState=active\nSubState=running\nNRestarts=0\n' > "$WORK/svc"
+out=$("$IMG/trial-end" watch 2>&1)
+expect "bonded, the phone away: the bound ends the trial" "$(st)" "boot=A committed=A trial=none A=good B=bad"
+case "$(tr -d '\r' < "$F/new.raucb.reason" 2>/dev/null)" in *"failed: slot B's trial boot: its firmware was ready but no bonded phone's link had come back 45 s after its kernel started (wristlink.service ActiveState=active SubState=running NRestarts=0); back on slot A") ok ;; *) bad "bonded, phone away: the reason: $(cat "$F/new.raucb.reason" 2>&1)" ;; esac
+# a wearable with no bond (the firmware said 0, or nothing): kept at READY
+for log in 'loaded 0 bonded phone(s) from /var/lib/wristlink/bonds' ''; do
+  printf '%s\n' "$log" > "$WORK/fwlog"
+  fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
+  booted B 3; "$WL_BACKEND" begin-trial 2> /dev/null; bound45
+  out=$("$IMG/trial-end" 2>&1)
+  expect "no bond ('$log'): B kept at READY" "$(st)" "boot=B committed=B trial=none A=good B=good"
+done
 echo "trial-test: $checks passed, $fails failed"
 [ "$fails" -eq 0 ]

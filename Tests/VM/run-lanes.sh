@@ -15,9 +15,13 @@
 #           default, skips), then run-vm.sh on the second kernel
 #   lane 2: Tests/VM/systemd/run.sh with the amd64 package (building the
 #           cached image first if it is missing), then run-vm.sh on the
-#           third, fourth... kernels of VM_KERNELS
+#           third, fourth... kernels of VM_KERNELS, then the image's
+#           update under power cuts and a trial that never gets ready
+#           (issue 32's proofs 2 and 3, Tests/Update/fault-boot-test.sh)
+#           when WL_IMAGE names the image
 # With the default VM_KERNELS "bookworm trixie k618 k7": lane 1 6.1, the
-# image and its update, 6.12; lane 2 systemd, 6.18, 7.x.
+# image and its update, 6.12; lane 2 systemd, 6.18, 7.x, the update's
+# faults.
 # Both lanes run to the end even when one fails; each line is prefixed with
 # its lane. Exit 0 only if every run passed. VM_LANES=1 runs the lanes one
 # after the other (a busier machine, or to read one lane's output alone).
@@ -58,6 +62,17 @@ gpiod2() {
   return $rc
 }
 
+# The image's update faults (issue 32's proofs 2 and 3), in lane 2: lane 1
+# already boots the image twice.
+image_faults() {
+  local s rc=0
+  [ -n "${WL_IMAGE:-}" ] || return 0
+  s=$(date +%s)
+  "$ROOT/Tests/Update/fault-boot-test.sh" "$WL_IMAGE" || rc=1
+  echo "$lane_name: the image's update under power cuts and a trial that never gets ready in $(( $(date +%s) - s )) s"
+  return $rc
+}
+
 systemd_case() {
   local s rc=0
   [ "${WL_SYSTEMD:-1}" != 0 ] || return 0
@@ -88,7 +103,8 @@ kernels=(${VM_KERNELS:-bookworm trixie k618 k7})
 # the boot test ~700 s, the systemd case ~410 s: lane 1 ~1190 s (6.1, the
 # image, 6.12) against lane 2 ~1150 s (systemd, 6.18, 7.x). 2026-12-04: the
 # boot test ~290-450 s with the faster boot, the update's installation
-# ~260 s beside it in lane 1.
+# ~260 s beside it in lane 1; the update's faults (~9 min) at the end of
+# lane 2.
 lane1() {
   local rc=0; lane_name="lane 1"
   suite "${kernels[0]}" || rc=1
@@ -101,6 +117,7 @@ lane2() {
   local rc=0 i; lane_name="lane 2"
   systemd_case || rc=1
   for ((i = 2; i < ${#kernels[@]}; i++)); do suite "${kernels[i]}" || rc=1; done
+  image_faults || rc=1
   return $rc
 }
 
