@@ -118,8 +118,10 @@ embedded-check: embedded-build
 # The systemd case (below) runs in test-vm too, beside the suite: two lanes
 # at once (Tests/VM/run-lanes.sh; VM_LANES=1 one after the other,
 # VM_SYSTEMD=0 leaves the systemd case out). VM_IMAGE=FILE (make test gives
-# the Zero 2 W image of image-raw) adds the SD-card image's boot test to
-# lane 1 (Tests/Image/boot-test.sh, as make test-image).
+# the Zero 2 W image of image-raw) adds the SD-card image's boot test, its
+# update from the card and the update under power cuts to lane 1
+# (Tests/Image/boot-test.sh, Tests/Update/install-boot-test.sh and
+# fault-boot-test.sh: make test-image, test-install-boot, test-fault-boot).
 VM_KERNELS ?= bookworm trixie k618 k7
 VM_GPIOD2_CASES ?= none
 VM_GPIOD2_TIMEOUT ?= 300

@@ -232,7 +232,7 @@ else
   ! printf '%s\n' "$kernel2" | grep -E 'vda2' | grep -Eqi 'recover|error|orphan' && ! report 2 | grep -E '^fsck: ' | grep -qi 'vda2\|wlroot'
   check "boot 2: after the power cut the root needed nothing (never written)" $? "$kernel2"
   field 2 watchdog | grep -Eq '^configured=15s RuntimeWatchdogUSec=15s .*watchdog0 i6300ESB timer state=active timeout=15$'
-  check "boot 2: systemd armed a hardware watchdog for 15 s (QEMU's i6300esb: $(field 2 watchdog))" $? "$(field 2 watchdog)"
+  st=$?; check "boot 2: systemd armed a hardware watchdog for 15 s (QEMU's i6300esb: $(field 2 watchdog))" "$st" "$(field 2 watchdog)"
   ! printf '%s\n' "$kernel2" | grep -E 'vda4' | grep -qi 'error'; check "boot 2: the data partition mounted without errors" $? "$kernel2"
   case "$(field 2 system)" in running|degraded) true ;; *) false ;; esac
   rc=$?; check "boot 2: the boot finished (system $(field 2 system); the service waits for GPIO lines virt does not have)" $rc "system $(field 2 system)"

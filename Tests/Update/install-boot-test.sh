@@ -143,7 +143,7 @@ while read -r sum name; do
   [ "$name" = cmdline.txt ] && continue
   [ "$(mcopy -n -i "$fat" "::/slot-b/$name" - 2>/dev/null | sha256sum | cut -d' ' -f1)" = "$sum" ] || bad_files=$((bad_files + 1))
 done < "$OUT/bundle-boot/boot.sha256"
-[ "$bad_files" -eq 0 ] && [ -s "$OUT/bundle-boot/boot.sha256" ]; check "after boot 1: slot-b/ holds the bundle's boot files byte for byte ($(wc -l < "$OUT/bundle-boot/boot.sha256") files)" $? "$bad_files differ"
+[ "$bad_files" -eq 0 ] && [ -s "$OUT/bundle-boot/boot.sha256" ]; rc=$?; check "after boot 1: slot-b/ holds the bundle's boot files byte for byte ($(wc -l < "$OUT/bundle-boot/boot.sha256") files)" "$rc" "$bad_files differ"
 mdir -b -i "$fat" ::/wristlink/update/done 2>/dev/null | grep -q "${bundle##*/}.reason" && ! mdir -b -i "$fat" ::/wristlink/update 2>/dev/null | grep -q '/update/[^/]*\.raucb$'
 check "after boot 1: the bundle is in wristlink/update/done/ with its reason" $? "$(mdir -/ -b -i "$fat" ::/wristlink/update 2>&1)"
 mcopy -n -i "$fat" "::/wristlink/update/done/${bundle##*/}.reason" - 2>/dev/null | tr -d '\r' | sed 's/^/done reason: /' | tee -a "$OUT/summary.txt"
@@ -164,9 +164,9 @@ done
 power_cut
 printf 'boot 2 (slot B): report after %s s; wristlink.service ready %s s after the kernel started\n' "$(elapsed "$t2")" \
   "$(awk -v u="$(field 2 service-active-us)" 'BEGIN { printf "%.1f", u / 1e6 }')" | tee -a "$OUT/timings.txt"
-field 2 "mount /" | grep -Eq '^/dev/mmcblk0p3 ext4 ro,'; check "boot 2: / is slot B's root, partition 3, read-only ($(field 2 'mount /'))" $? "$(field 2 'mount /')"
+field 2 "mount /" | grep -Eq '^/dev/mmcblk0p3 ext4 ro,'; rc=$?; check "boot 2: / is slot B's root, partition 3, read-only ($(field 2 'mount /'))" "$rc" "$(field 2 'mount /')"
 case "$(field 2 slot)" in "boot=A committed=A trial=B A=good B=bad"|"boot=B committed=B trial=none A=good B=good") true ;; *) false ;; esac
-check "boot 2: the backend reads slot B's trial begun or B kept ($(field 2 slot))" $? "$(field 2 slot)"
+rc=$?; check "boot 2: the backend reads slot B's trial begun or B kept ($(field 2 slot))" "$rc" "$(field 2 slot)"
 tr -d '\r' < "$OUT/console-2.log" | grep -a 'trial-end: \|rauc-boot-backend: ' | sed 's/^.*\] //; s/^/boot 2: /' | tr -cd '[:print:]\n' >> "$OUT/summary.txt"
 tr -d '\r' < "$OUT/console-2.log" | grep -aq 'rauc-boot-backend: slot B on trial: the next boot is A unless B is marked good'
 check "boot 2: wristlink-trial-begin.service pointed the next boot back at A" $? "$(tr -d '\r' < "$OUT/console-2.log" | grep -a 'rauc-boot-backend' | tail -2)"
@@ -175,7 +175,7 @@ tr -d '\r' < "$OUT/console-2.log" | grep -aq "trial-end: slot B reached READY on
 svc="$(field 2 service)"
 case " $svc " in *" ActiveState=active "*" SubState=running "*) true ;; *) false ;; esac; check "boot 2: wristlink.service reached READY=1 ($svc)" $? "$svc"
 report 2 | grep -q '^journal: loaded 1 bonded phone(s) from /var/lib/wristlink/bonds'; check "boot 2: the bond is loaded" $? "$(report 2 | grep '^journal:' | head -5)"
-[ "$(field 2 system)" = running ]; check "boot 2: no failed unit (system $(field 2 system), failed: $(field 2 failed-units))" $? "$(field 2 failed-units)"
+[ "$(field 2 system)" = running ]; rc=$?; check "boot 2: no failed unit (system $(field 2 system), failed: $(field 2 failed-units))" "$rc" "$(field 2 failed-units)"
 mcopy -n -i "$fat" ::/wristlink-slot.txt "$OUT/slot-after-2.txt"
 tr -d '\r' < "$OUT/slot-after-2.txt" | grep -qx 'os_prefix=slot-b/' && tr -d '\r' < "$OUT/slot-after-2.txt" | grep -qx '# state boot=B committed=B trial=none A=good B=good'
 check "after boot 2: wristlink-slot.txt names slot B, committed, no trial: the next boot is B" $? "$(cat "$OUT/slot-after-2.txt")"
