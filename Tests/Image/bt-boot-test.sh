@@ -113,8 +113,14 @@ rc=$?; check "boot $BOOT_NAME: the relay got the image's patch record by record 
 svc="$(field service)"
 bad=0; for want in ActiveState=active SubState=running NRestarts=0; do case " $svc " in *" $want "*) ;; *) bad=1 ;; esac; done
 check "boot $BOOT_NAME: wristlink.service active, never restarted ($svc)" $bad "$svc"
-! report | grep -q '^journal: .*waiting for the Bluetooth controller'
-rc=$?; check "boot $BOOT_NAME: the firmware found the controller (never waited for one)" $rc "$(report | grep '^journal:' | head -8)"
+# The kernel's patch download over the emulated UART can end after the
+# firmware has started (a loaded host, the faster boot): then the firmware
+# says it waits for the controller and takes it when it answers, as it
+# would on a Pi whose controller comes up late. Checked: it advertised on
+# it, after at most one such wait.
+waits=$(report | grep -c '^journal: .*waiting for the Bluetooth controller')
+report | grep -q '^journal: session advertising' && [ "$waits" -le 1 ] && rc=0 || rc=1
+check "boot $BOOT_NAME: the firmware found the controller and advertised on it (waited for it first: $waits)" $rc "$(report | grep '^journal:' | head -8)"
 # --- the bonded phone: reconnected, encrypted with the stored key, subscribed --
 ev="$OUT/events.jsonl"
 report | grep -q '^journal: bonded phone connected: c0:ff:ee:12:34:56' && report | grep -q '^journal: session secured' \
