@@ -138,7 +138,7 @@ var products: [Product] = [.executable(name: "wristlink", targets: ["wristlink"]
 // (`make fuzz` sets WRISTLINK_FUZZ=1).
 if Context.environment["WRISTLINK_FUZZ"] != nil {
     targets.append(.executableTarget(
-        name: "wristlink-fuzz", dependencies: ["ANCS", "ATT", "GATT", "Firmware", "Mgmt", "Config", "PhoneSim", "PlatformLinux", "Bounded"], path: "Tests/Fuzz",
+        name: "wristlink-fuzz", dependencies: ["ANCS", "ATT", "GATT", "Firmware", "Mgmt", "Config", "PhoneSim", "PlatformLinux", "Platform", "Bounded"], path: "Tests/Fuzz",
         exclude: ["seeds"], swiftSettings: core))
 }
 

@@ -175,6 +175,11 @@ public struct Reporter: ~Copyable, EventSink {
             logLine(.info) { $0.append(text: "alert on uid "); $0.append(decimal: Int64(uid)); $0.append(text: ": ring limit reached, stopped on the wrist") }
         case .rejected(let what, let reason):
             error(what, reason, now: now)
+        case .notice(let notice):
+            switch notice {
+            case .updateDone: stateChange("update", "done", reason: nil, level: .notice, now: now)
+            case .updateFailed: stateChange("update", "failed", reason: nil, level: .notice, now: now)
+            }
         case .stopping(let reason):
             session("stopping", reason: reason, now: now)
         case .bondsNotSaved(let retryInMs):

@@ -36,7 +36,10 @@ public enum RunCommand {
                                messages included; like the events FILE it is made mode 0600, and a
                                symbolic link there is refused
           --log-level LEVEL    error, warning, notice, info (default) or debug; contents are logged only at debug
-          --state-dir DIR      where bonds are kept (default /var/lib/wristlink)
+          --state-dir DIR      where bonds are kept (default /var/lib/wristlink), and where the system leaves
+                               a notice for the wrist: DIR/notice holding update-done or update-failed is
+                               shown once (the policy's feedback of that name) at start and on SIGUSR1,
+                               then removed (on the UNIX link only when --state-dir is given)
           --consent-window-ms MS  how long a pairing request waits for the wearer's press before it is
                                refused (1000...25000, default 20000; SMP itself gives up after 30 s)
           --accept-pairing     accept pairing requests in pairing mode without a press, and keep the
@@ -53,7 +56,7 @@ public enum RunCommand {
                                another directory with the same files stands in for a fuel gauge, e.g.
                                for the simulated board)
 
-        Stops on SIGINT or SIGTERM with every output off. Exit codes: see wristlink help.
+        Stops on SIGINT or SIGTERM with every output off; SIGUSR1 looks for DIR/notice. Exit codes: see wristlink help.
         """
 
     enum LinkChoice {
@@ -71,12 +74,21 @@ public enum RunCommand {
         var eventsPath: String? = nil
         var tracePath: String? = nil
         var stateDir = "/var/lib/wristlink"
+        var stateDirGiven = false
         var consentWindowMs: Int64? = nil
         var acceptPairing = false
         var replayWindowMs: Int64? = nil
         var keepAliveMs: Int64? = nil
         var resubscribeMs: Int64? = nil
         var powerSupplyRoot = PowerSupplyReader.defaultRoot
+
+        /// The system's notice for the wrist: in the state directory, on
+        /// the UNIX link only when one was given (a simulated run on a
+        /// wearable must not take the real firmware's notice).
+        var noticePath: String? {
+            if case .unix = link, !stateDirGiven { return nil }
+            return StateFile.path(stateDir, NoticeFile.name)
+        }
     }
 
     static func parse(_ args: ArraySlice<String>) throws(UsageError) -> Options {
@@ -113,7 +125,10 @@ public enum RunCommand {
         o.eventsPath = a.value("--events")
         o.tracePath = a.value("--trace")
         if let d = a.value("--power-supply") { o.powerSupplyRoot = d }
-        if let d = a.value("--state-dir") { o.stateDir = d }
+        if let d = a.value("--state-dir") {
+            o.stateDir = d
+            o.stateDirGiven = true
+        }
         o.acceptPairing = a.flag("--accept-pairing")
         o.consentWindowMs = try milliseconds(a, "--consent-window-ms", in: 1_000...25_000)
         o.replayWindowMs = try milliseconds(a, "--replay-window-ms", in: 0...30_000)
@@ -219,7 +234,7 @@ public enum RunCommand {
             let lines = SimLines(outputs: board.outputs.map { $0.name }, buttons: board.buttons.map { $0.name }, consoleFD: 0)
             return Daemon.serve(
                 link: link, lines: .simulated(lines), config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
-                bonds: bonds, powerSupplyRoot: options.powerSupplyRoot)
+                bonds: bonds, powerSupplyRoot: options.powerSupplyRoot, noticePath: options.noticePath)
         }
         var config = config
         let lines: GPIODLines
@@ -245,7 +260,7 @@ public enum RunCommand {
         }
         return Daemon.serve(
             link: link, lines: .gpiod(lines), config: config, events: events, trace: options.tracePath, mgmt: mgmt, bondsPath: bondsPath,
-            bonds: bonds, powerSupplyRoot: options.powerSupplyRoot)
+            bonds: bonds, powerSupplyRoot: options.powerSupplyRoot, noticePath: options.noticePath)
     }
 }
 
@@ -433,7 +448,7 @@ public enum ConfigFiles {
 enum Daemon {
     static func serve(
         link: consuming EitherLink, lines: consuming EitherLines, config: WearableConfig, events: consuming OutputFile?, trace: String?,
-        mgmt: consuming MgmtSocket, bondsPath: String?, bonds: consuming BondStore, powerSupplyRoot: String
+        mgmt: consuming MgmtSocket, bondsPath: String?, bonds: consuming BondStore, powerSupplyRoot: String, noticePath: String?
     ) -> Int32 {
         let hasController = config.controller.enabled
         // The bonded phones' handles, beside the bonds (none on the UNIX
@@ -445,7 +460,7 @@ enum Daemon {
         do {
             platform = try LinuxPlatform(
                 link: link, lines: lines, handleSignals: true, tracePath: trace, mgmt: mgmt, bondsPath: bondsPath, gattCachePath: gattCachePath,
-                battery: config.board.battery, powerSupplyRoot: powerSupplyRoot)
+                battery: config.board.battery, powerSupplyRoot: powerSupplyRoot, noticePath: noticePath)
         } catch {
             Log.error("\(error)")
             return ExitCode.setup

@@ -11,6 +11,7 @@
 import ANCS
 import Bounded
 import Feedback
+import Platform
 
 /// One output playing one pattern: indices into `BoardConfig.outputs` and
 /// `PolicyConfig.patterns`.
@@ -276,6 +277,14 @@ public struct PolicyConfig: Equatable, Sendable {
     /// `batteryCriticalPercent` (`feedback battery-critical`).
     public var batteryLow: [OutputPattern] = []
     public var batteryCritical: [OutputPattern] = []
+    /// What each system notice plays, by index in `SystemNotice.all`
+    /// (`feedback update-done`, `feedback update-failed`; built-in
+    /// patterns when the policy has no line for one).
+    public var notices: [[OutputPattern]] = [[OutputPattern]](repeating: [], count: SystemNotice.all.count)
+    /// The outputs `notice` plays.
+    public func feedback(for notice: SystemNotice) -> [OutputPattern] {
+        notices[notice.index]
+    }
     public static let batteryLowPercent = 15
     public static let batteryCriticalPercent = 5
     /// A Modified notification plays its alert again.

@@ -49,8 +49,19 @@ extension PolicyParser {
             (actionFailed, feedbackLines[0]), (nothingToDo, feedbackLines[1]), (settingsError, feedbackLines[4]),
             (phoneLost, feedbackLines[5]), (phoneBack, feedbackLines[6]),
             (batteryLow, feedbackLines[Self.batteryFeedbackBase]), (batteryCritical, feedbackLines[Self.batteryFeedbackBase + 1]),
-        ] + status.enumerated().map({ ($1, feedbackLines[Self.statusFeedbackBase + $0]) }) {
+        ] + status.enumerated().map({ ($1, feedbackLines[Self.statusFeedbackBase + $0]) })
+            + notices.enumerated().map({ ($1, feedbackLines[Self.noticeFeedbackBase + $0]) }) {
             checkEnds(list, line: line, what: "the feedback would never stop", remedy: "give it a repeat count", holdStopped: false, errors: &errors)
+        }
+        // A notice the policy has no line for plays the built-in pattern:
+        // the policy on the card is the wearer's, written for the version
+        // the card was made with, and an update's outcome must show
+        // whatever that version's file said (`feedback update-done` with no
+        // outputs turns it off).
+        var patterns = patterns
+        var notices = notices
+        for notice in SystemNotice.all where feedbackLines[Self.noticeFeedbackBase + notice.index] == 0 {
+            notices[notice.index] = Self.builtInFeedback(notice, board: board, patterns: &patterns)
         }
         var config = PolicyConfig(
             patterns: patterns, alerts: alerts, rules: rules, unread: unread, shortPress: shortPress,
@@ -61,7 +72,39 @@ extension PolicyParser {
         config.status = status
         config.batteryLow = batteryLow
         config.batteryCritical = batteryCritical
+        config.notices = notices
         return config
+    }
+
+    /// The built-in outputs of `notice` on the board's outputs of those
+    /// names (none: that part is left out), their patterns appended to
+    /// `patterns` (names with a space, which no policy line can write).
+    /// update-done: led-notify three 300 ms blinks, the motor a double tap;
+    /// update-failed: led-call flickers 2 s, 100 ms on and off (as a
+    /// refused installation's, board/image/update-install), the motor the
+    /// failure triple. The same steps as board/policy.conf's lines
+    /// (NoticeFeedbackTests).
+    static func builtInFeedback(_ notice: SystemNotice, board: BoardConfig, patterns: inout [NamedPattern]) -> [OutputPattern] {
+        typealias Part = (output: String, name: String, steps: [Int64], repeats: Int)
+        let parts: [Part] = switch notice {
+        case .updateDone: [
+            ("led-notify", "update-done led (built in)", [300, 300, 300, 300, 300], 1),
+            ("vibration", "update-done motor (built in)", [120, 120, 120], 1),
+        ]
+        case .updateFailed: [
+            ("led-call", "update-failed led (built in)", [100, 100], 10),
+            ("vibration", "update-failed motor (built in)", [100, 80, 100, 80, 100], 1),
+        ]
+        }
+        var outputs: [OutputPattern] = []
+        for part in parts {
+            guard let output = board.outputIndex(named: part.output) else { continue }
+            let steps = part.steps.enumerated().map { PatternStep($0.offset % 2 == 0 ? .on : .off, durationMs: $0.element) }
+            guard let pattern = try? Pattern(steps, repeats: .times(part.repeats)) else { continue }
+            patterns.append(NamedPattern(name: part.name, pattern: pattern))
+            outputs.append(OutputPattern(output: output, pattern: patterns.count - 1))
+        }
+        return outputs
     }
 
     /// A pattern on `outputs` that would not end by itself: one that

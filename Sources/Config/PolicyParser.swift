@@ -47,12 +47,16 @@ struct PolicyParser {
     /// action-failed, nothing-to-do, pairing, waiting-permission,
     /// settings-error, phone-lost, phone-back, then the status patterns
     /// (`statusFeedbackBase` + `WearerStatus.rawValue`), then battery-low
-    /// and battery-critical (`batteryFeedbackBase` + 0, 1).
-    var feedbackLines = [Int](repeating: 0, count: 7 + WearerStatus.all.count + 2)
+    /// and battery-critical (`batteryFeedbackBase` + 0, 1), then the
+    /// system's notices (`noticeFeedbackBase` + index in `SystemNotice.all`).
+    var feedbackLines = [Int](repeating: 0, count: 7 + WearerStatus.all.count + 2 + SystemNotice.all.count)
     static let statusFeedbackBase = 7
     static let batteryFeedbackBase = 7 + WearerStatus.all.count
+    static let noticeFeedbackBase = batteryFeedbackBase + 2
     var batteryLow: [OutputPattern] = []
     var batteryCritical: [OutputPattern] = []
+    /// By index in `SystemNotice.all`.
+    var notices = [[OutputPattern]](repeating: [], count: SystemNotice.all.count)
     var realertOnModified = false
     var realertLine = 0
 
@@ -327,11 +331,11 @@ struct PolicyParser {
         let args = line.arguments
         let events: [StaticString] = [
             "action-failed", "nothing-to-do", "pairing", "waiting-permission", "settings-error", "phone-lost", "phone-back",
-        ] + WearerStatus.all.map { $0.keyword } + ["battery-low", "battery-critical"]
+        ] + WearerStatus.all.map { $0.keyword } + ["battery-low", "battery-critical"] + SystemNotice.all.map { $0.keyword }
         guard let first = args.first, first.value == nil, let event = events.firstIndex(where: { first.key.matches($0) }) else {
             throw ConfigError(
                 line: number, .unknownKey,
-                "feedback is for action-failed, nothing-to-do, pairing, waiting-permission, settings-error, phone-lost, phone-back, status-connected, status-waiting-permission, status-not-connected, status-pairing, status-settings-error, status-battery-low, battery-low or battery-critical: e.g. `feedback action-failed vibration=failure`"
+                "feedback is for action-failed, nothing-to-do, pairing, waiting-permission, settings-error, phone-lost, phone-back, status-connected, status-waiting-permission, status-not-connected, status-pairing, status-settings-error, status-battery-low, battery-low, battery-critical, update-done or update-failed: e.g. `feedback action-failed vibration=failure`"
             )
         }
         guard feedbackLines[event] == 0 else {
@@ -351,6 +355,7 @@ struct PolicyParser {
         case 6: phoneBack = outputs
         case Self.batteryFeedbackBase: batteryLow = outputs
         case Self.batteryFeedbackBase + 1: batteryCritical = outputs
+        case Self.noticeFeedbackBase...: notices[event - Self.noticeFeedbackBase] = outputs
         default: status[event - Self.statusFeedbackBase] = outputs
         }
         feedbackLines[event] = number

@@ -260,6 +260,9 @@ public struct WearableCore: ~Copyable {
             emit(.stopping(reason: reason), now: now, into: &effects)
         case .rejected(let what, let reason):
             emit(.rejected(what: what, reason: reason), now: now, into: &effects)
+        case .notice(let notice):
+            emit(.notice(notice), now: now, into: &effects)
+            alerts.feedback(policy.feedback(for: notice), now: now)
         }
         applyPatterns(now: now, into: &effects)
     }

@@ -35,6 +35,8 @@ public enum FirmwareEvent: Equatable, Sendable {
     /// The battery's level or status changed, an alarm played, or it went.
     case battery(BatteryEvent)
     case rejected(what: Name, reason: Name)
+    /// The system's notice (an update kept or sent back) was shown.
+    case notice(SystemNotice)
     case stopping(reason: Name)
     /// The bond file could not be written (or the bonds not serialised);
     /// they stay marked unsaved and are written again in `retryInMs`.

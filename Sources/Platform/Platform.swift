@@ -37,8 +37,12 @@ public enum InputEvent: Equatable, Sendable {
     case edge(button: Int, pressed: Bool, at: Instant)
     /// SIGINT, SIGTERM or end of the command input: turn everything off and stop.
     case stop(reason: Name)
-    /// A line the simulator's console could not understand.
+    /// A line the simulator's console could not understand, or a notice
+    /// file that is not a notice (`what` "notice").
     case rejected(what: Name, reason: Name)
+    /// The system left a notice for the wrist (at start, or when asked to
+    /// look: SIGUSR1 on Linux).
+    case notice(SystemNotice)
 }
 
 public protocol Platform: ~Copyable {

@@ -17,6 +17,10 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
     private let gattCachePath: String?
     private var service: ServiceManager
     private var battery: BatteryFiles
+    private let notices: NoticeFile?
+    /// Look for the system's notice at the next input: at start, and after
+    /// each SIGUSR1.
+    private var lookForNotice = true
     /// Returns from poll(2), for the idle-wakeup figures.
     public private(set) var wakeups: UInt64 = 0
     /// poll(2) failures in a row; a few mean the loop cannot go on.
@@ -31,12 +35,13 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
     /// and STATUS go (nil: $NOTIFY_SOCKET and $WATCHDOG_USEC; tests name
     /// their own socket rather than set the environment other suites read).
     /// `battery`: which power supply `readBattery` reads, under
-    /// `powerSupplyRoot`.
+    /// `powerSupplyRoot`. `noticePath`: the system's notice for the wrist
+    /// (NoticeFile), looked at at start and on SIGUSR1; nil: none.
     public init(
         link: consuming Link, lines: consuming Lines, handleSignals: Bool, tracePath: String? = nil,
         mgmt: consuming MgmtSocket = .none, bondsPath: String? = nil, gattCachePath: String? = nil,
         serviceManager: (notifySocket: String?, watchdogUsec: String?)? = nil,
-        battery: BatteryChoice = .none, powerSupplyRoot: String = PowerSupplyReader.defaultRoot
+        battery: BatteryChoice = .none, powerSupplyRoot: String = PowerSupplyReader.defaultRoot, noticePath: String? = nil
     ) throws(SystemError) {
         // The poll table holds every descriptor the parts can add: the
         // link's, the lines', the management socket and the signal fd.
@@ -49,6 +54,7 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
         self.bondsPath = bondsPath
         self.gattCachePath = gattCachePath
         self.battery = BatteryFiles(choice: battery, root: powerSupplyRoot)
+        notices = noticePath.map { NoticeFile(path: $0) }
         let start = Instant(ms: Sys.monotonicMs())
         if let serviceManager {
             service = ServiceManager(now: start, notifySocket: serviceManager.notifySocket, watchdogUsec: serviceManager.watchdogUsec)
@@ -66,8 +72,9 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
         mgmt.addDescriptor(to: &poll, now: now())
         if let fd = signals?.fd { poll.add(fd, events: Int16(POLLIN)) }
         let due = earliest(earliest(earliest(deadline, lines.deadline), service.nextPing), mgmt.pausedUntil)
-        // A report waiting in the link (e.g. a raise from a timer) is read now.
-        let timeout = link.hasPendingInput ? 0 : PollSet.timeoutMs(until: due, now: now())
+        // A report waiting in the link (e.g. a raise from a timer) is read
+        // now, and so is the notice looked for at start.
+        let timeout = link.hasPendingInput || (lookForNotice && notices != nil) ? 0 : PollSet.timeoutMs(until: due, now: now())
         do {
             try poll.wait(timeoutMs: timeout)
             wakeups &+= 1
@@ -99,9 +106,30 @@ public struct LinuxPlatform<Link: LinkBackend & ~Copyable, Lines: LineBackend & 
             return .stop(reason: "fatal-poll-failed")
         }
         if let signal = signals?.next() {
-            return .stop(reason: signal == SIGINT ? "SIGINT" : "SIGTERM")
+            guard signal == SIGUSR1 else { return .stop(reason: signal == SIGINT ? "SIGINT" : "SIGTERM") }
+            lookForNotice = true
+        }
+        if lookForNotice {
+            lookForNotice = false
+            if let input = takeNotice() { return input }
         }
         return lines.nextInput(now: now(), ready: poll)
+    }
+
+    /// The system's notice as an input (nil: none, or none configured).
+    private func takeNotice() -> InputEvent? {
+        guard let notices else { return nil }
+        switch notices.take() {
+        case .none:
+            return nil
+        case .notice(let notice):
+            return .notice(notice)
+        case .refused(let reason):
+            return .rejected(what: "notice", reason: reason)
+        case .failed(let errno):
+            Log.warning("notice \(notices.pathText) could not be read (errno \(errno))")
+            return .rejected(what: "notice", reason: "unreadable")
+        }
     }
 
     public mutating func nextControllerInput(into packet: inout ByteBuffer) -> Bool { mgmt.receive(into: &packet, now: now()) }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // SIGINT and SIGTERM arrive through a signalfd in the poll loop, so shutdown
-// runs in the loop like any other input (outputs off, then exit). SIGPIPE is
-// ignored: a closed peer is an EPIPE from send, handled as a disconnect.
+// runs in the loop like any other input (outputs off, then exit); SIGUSR1
+// the same way, asking the firmware to look for the system's notice
+// (NoticeFile). SIGPIPE is ignored: a closed peer is an EPIPE from send,
+// handled as a disconnect.
 
 import CLinux
 
@@ -13,6 +15,7 @@ public struct Signals: ~Copyable {
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGUSR1)
         _ = try Sys.call32("sigprocmask") { sigprocmask(SIG_BLOCK, &set, nil) }
         wl_ignore_sigpipe()
         fd = try Sys.call32("signalfd") { signalfd(-1, &set, wl_signalfd_flags()) }

@@ -84,6 +84,7 @@ private func caseName(_ event: FirmwareEvent) -> String {
     case .phoneLost: "phoneLost"
     case .battery: "battery"
     case .rejected: "rejected"
+    case .notice: "notice"
     case .stopping: "stopping"
     case .bondsNotSaved: "bondsNotSaved"
     }
@@ -101,7 +102,7 @@ private let allCaseNames: Set<String> = [
     "controller.connected", "controller.reconnected", "controller.refusedUnbonded", "controller.disconnected",
     "controller.pairingFailed", "controller.staleBond", "controller.fastAdvertisingSkipped", "controller.dropped",
     "line", "button", "action", "silenced", "ringLimited", "media", "quietHours", "phoneLost", "battery", "rejected",
-    "stopping", "bondsNotSaved",
+    "notice", "stopping", "bondsNotSaved",
 ]
 
 /// A Notification Source PDU (ANCS: EventID, EventFlags, CategoryID, CategoryCount, NotificationUID LE).
@@ -224,6 +225,9 @@ struct EventsGoldenTests {
             .controller(.controllerGone),
             .controller(.pairingMode(on: false, reason: .timeout)),
             .rejected(what: "press", reason: "unknown-button"),
+            .rejected(what: "notice", reason: "unknown"),
+            .notice(.updateDone),
+            .notice(.updateFailed),
             .bondsNotSaved(retryInMs: 1_000),
             .stopping(reason: "signal"),
         ]

@@ -97,7 +97,7 @@ struct PolicyErrorTests {
         #expect(policyError("alret Other\n") == ConfigError(line: 1, .unknownKey, "unknown setting 'alret': a policy file has pattern, alert, rule, unread, button, feedback, quiet, realert-on-modified, ring-limit-ms and phone-lost-ms"))
         #expect(policyError("unread led-notify colour=red\n") == ConfigError(line: 1, .unknownKey, "unknown unread option 'colour': use categories="))
         #expect(policyError("button accept double=positive\n") == ConfigError(line: 1, .unknownKey, "unknown button option 'double': use short=, long=, ringing-short= or ringing-long="))
-        #expect(policyError("feedback paired led-notify=x\n") == ConfigError(line: 1, .unknownKey, "feedback is for action-failed, nothing-to-do, pairing, waiting-permission, settings-error, phone-lost, phone-back, status-connected, status-waiting-permission, status-not-connected, status-pairing, status-settings-error, status-battery-low, battery-low or battery-critical: e.g. `feedback action-failed vibration=failure`"))
+        #expect(policyError("feedback paired led-notify=x\n") == ConfigError(line: 1, .unknownKey, "feedback is for action-failed, nothing-to-do, pairing, waiting-permission, settings-error, phone-lost, phone-back, status-connected, status-waiting-permission, status-not-connected, status-pairing, status-settings-error, status-battery-low, battery-low, battery-critical, update-done or update-failed: e.g. `feedback action-failed vibration=failure`"))
     }
 
     @Test("an output the board does not have is a bad line naming the board's outputs")

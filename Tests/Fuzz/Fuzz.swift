@@ -11,6 +11,7 @@ import Bounded
 import Config
 import Firmware
 import PhoneSim
+import Platform
 import PlatformLinux
 import GATT
 import Glibc
@@ -295,13 +296,31 @@ func fuzzConfig(_ input: Span<UInt8>) {
                 precondition(o.output < fuzzBoard.outputs.count && o.pattern < policy.patterns.count)
             }
         }
+        // The system's notices (built in or from a line) play on the
+        // board's outputs and end by themselves.
+        for notice in SystemNotice.all {
+            for o in policy.feedback(for: notice) {
+                precondition(o.output < fuzzBoard.outputs.count && o.pattern < policy.patterns.count)
+                precondition(policy.patterns[o.pattern].pattern.totalMs != nil, "a notice that never ends")
+            }
+        }
     } catch {
         precondition(error.line >= 0 && error.line <= lines + 1)
     }
 }
 
-/// The firmware's console (`press <button> <ms>`).
+/// The firmware's console (`press <button> <ms>`), and the system's notice
+/// file (another line of text from outside the firmware): a notice only
+/// for exactly a keyword and at most one line end.
 func fuzzConsole(_ input: Span<UInt8>) {
+    if case .notice(let notice) = SystemNotice.parse(input) {
+        var end = input.count
+        if end > 0, input[end - 1] == 0x0A { end -= 1 }
+        if end > 0, input[end - 1] == 0x0D { end -= 1 }
+        let keyword = notice.keyword
+        precondition(end == keyword.utf8CodeUnitCount)
+        for i in 0..<end { precondition(input[i] == keyword.utf8Start[i]) }
+    }
     let text = input.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
     switch SimLines.parseConsole(text, buttonNames: ["accept", "reject"]) {
     case .press(let button, let ms):

@@ -225,6 +225,9 @@ rc=$?; check "boot 5: the firmware started slot A; / is partition 2 ($(field 5 '
 svc="$(field 5 service)"
 case " $svc " in *" ActiveState=active "*" SubState=running "*) true ;; *) false ;; esac; check "boot 5: wristlink.service reached READY=1" $? "$svc"
 report 5 | grep -q '^journal: loaded 1 bonded phone(s) from /var/lib/wristlink/bonds'; check "boot 5: the bond is loaded" $? "$(report 5 | grep '^journal:' | head -5)"
+console 4 | grep -aq "trial-end: update-failed left in /var/lib/private/wristlink: the firmware shows it at its next start"
+check "boot 4: the watch left update-failed for the wrist" $? "$(console 4 | grep -a 'trial-end' | tail -3)"
+report 5 | grep -qx 'journal: update failed'; check "boot 5: the firmware showed update-failed at its start (the watch's notice)" $? "$(report 5 | grep '^journal:' | head -8)"
 [ "$(field 5 system)" = running ]; rc=$?; check "boot 5: no failed unit (system $(field 5 system))" "$rc" "$(field 5 failed-units)"
 [ "$(slot_state)" = "boot=A committed=A trial=none A=good B=bad" ]; check "after boot 5: no trial, A committed" $? "$(slot_state)"
 dd if="$disk" of="$OUT/data.ext4" bs=1M iflag=skip_bytes,count_bytes skip="$data_off" count="$data_len" status=none

@@ -157,7 +157,8 @@ firmware_files 2
 t2=$(date +%s.%N)
 run_qemu 2 phone
 # until the report has ended and trial-end has decided (after READY=1 and the phone's link)
-while kill -0 "$qemu_pid" 2>/dev/null && ! { grep -aq 'wl-report: end' "$OUT/console-2.log" && grep -aqE 'trial-end: (slot B reached READY|no bonded phone|slot B: its firmware)' "$OUT/console-2.log"; } 2>/dev/null; do
+# (and what the wrist showed: trial-end's last line once it kept the slot)
+while kill -0 "$qemu_pid" 2>/dev/null && ! { grep -aq 'wl-report: end' "$OUT/console-2.log" && grep -aqE 'trial-end: (the wrist showed|the firmware was told|.*the firmware is not running|the firmware.s state directory is missing|no bonded phone|slot B: its firmware)' "$OUT/console-2.log"; } 2>/dev/null; do
   [ "$(awk -v a="$t2" -v b="$(date +%s.%N)" "BEGIN { print (b - a > $LIMIT) }")" = 0 ] || { fail "boot 2: no report in $LIMIT s"; break; }
   sleep 2
 done
@@ -172,6 +173,8 @@ tr -d '\r' < "$OUT/console-2.log" | grep -aq 'rauc-boot-backend: slot B on trial
 check "boot 2: wristlink-trial-begin.service pointed the next boot back at A" $? "$(tr -d '\r' < "$OUT/console-2.log" | grep -a 'rauc-boot-backend' | tail -2)"
 tr -d '\r' < "$OUT/console-2.log" | grep -aq "trial-end: a bonded phone's link is back (encrypted)"; check "boot 2: trial-end waited for the bonded phone's link (the relay's phone, encrypted with the bond's key)" $? "$(tr -d '\r' < "$OUT/console-2.log" | grep -a 'trial-end' | tail -3)"
 tr -d '\r' < "$OUT/console-2.log" | grep -aq "trial-end: slot B reached READY on its trial and a bonded phone's link came back"; check "boot 2: trial-end kept slot B once wristlink.service was ready and the phone was back" $? "$(tr -d '\r' < "$OUT/console-2.log" | grep -a 'trial-end' | tail -2)"
+tr -d '\r' < "$OUT/console-2.log" | grep -aq "trial-end: the wrist showed update-done"
+check "boot 2: the wrist showed update-done (trial-end's notice, SIGUSR1, the firmware's own line)" $? "$(tr -d '\r' < "$OUT/console-2.log" | grep -a 'trial-end' | tail -2)"
 svc="$(field 2 service)"
 case " $svc " in *" ActiveState=active "*" SubState=running "*) true ;; *) false ;; esac; check "boot 2: wristlink.service reached READY=1 ($svc)" $? "$svc"
 report 2 | grep -q '^journal: loaded 1 bonded phone(s) from /var/lib/wristlink/bonds'; check "boot 2: the bond is loaded" $? "$(report 2 | grep '^journal:' | head -5)"

@@ -25,7 +25,13 @@
 #   kept once a bonded phone's link is back ("session secured"), waited
 #   for; with the phone away trial-end keeps nothing and the bound ends
 #   the trial, its reason saying the phone did not come back; without a
-#   bond, kept at READY.
+#   bond, kept at READY;
+# - the wrist: a kept slot leaves the firmware's notice update-done and
+#   tells the running firmware (SIGUSR1, here a stand-in command); a failed
+#   trial closed on A leaves update-failed and tells it; the watch leaves
+#   update-failed without telling (it reboots: the next start shows it);
+#   no decision, no notice; a firmware that is not running or a missing
+#   state directory is said and changes nothing else.
 set -eu
 HERE="$(cd "$(dirname "$0")" && pwd)"
 IMG="$HERE/../../board/image"
@@ -41,9 +47,21 @@ export WL_TRIAL_LOCK="$WORK/trial.lock" WL_PROC_UPTIME="$WORK/uptime" WL_REBOOT=
 echo "400.12 700.00" > "$WORK/uptime"
 # the firmware's log of this boot and wristlink.service's state, as trial-end reads them
 export WL_FIRMWARE_LOG="cat $WORK/fwlog" WL_SERVICE_STATE="cat $WORK/svc" WL_POLL_S=1
+# the firmware's state directory and the signal that tells it to look
+# (the stand-in for SIGUSR1 does what the firmware would: takes the
+# notice and says "update done")
+cat > "$WORK/tell" <<EOF
+#!/bin/sh
+touch "$WORK/told"
+n=\$(cat "$WORK/state/notice") && rm -f "$WORK/state/notice" && echo "update \${n#update-}" >> "$WORK/fwlog"
+EOF
+chmod +x "$WORK/tell"
+export WL_NOTICE_DIR="$WORK/state" WL_TELL_FIRMWARE="$WORK/tell" WL_SHOWN_WAIT_S=2
+notice() { cat "$WORK/state/notice" 2>/dev/null || echo none; }
+told() { [ -e "$WORK/told" ] && echo told || echo not-told; }
 : > "$WORK/fwlog"; printf 'ActiveState=activating\nSubState=start\nNRestarts=0\n' > "$WORK/svc"
 fresh() {
-  rm -rf "$DIR"; mkdir -p "$DIR/slot-a" "$DIR/slot-b" "$DIR/wristlink/update/done"
+  rm -rf "$DIR" "$WORK/state" "$WORK/told"; mkdir -p "$DIR/slot-a" "$DIR/slot-b" "$DIR/wristlink/update/done" "$WORK/state"
   echo kernel > "$DIR/slot-a/vmlinuz"; echo kernel > "$DIR/slot-b/vmlinuz"
   "$WL_BACKEND" init A
 }
@@ -78,6 +96,9 @@ expect "B kept: the bundle's reason" "$(tr -d '\r' < "$D/new.raucb.reason")" "in
 expect "B kept: the other bundle's reason untouched" "$(cat "$D/old.raucb.reason")" "$old_reason"
 [ -f "$D/new.raucb" ] && [ ! -e "$DIR/wristlink/update/failed" ] && [ -z "$(find "$DIR" -name '*.new')" ] && ok || bad "B kept: the bundle moved or a temporary file left"
 trial_open && bad "the trial is still open after B was kept" || ok
+expect "B kept: the wrist (the firmware took the notice)" "$(notice) $(told)" "none told"
+case "$out" in *"trial-end: the wrist showed update-done"*) ok ;; *) bad "B kept: trial-end said: $out" ;; esac
+[ ! -e "$WORK/state/notice.new" ] && ok || bad "B kept: a notice.new left"
 # the next boot is B and nothing happens
 "$WL_BACKEND" begin-trial 2> /dev/null
 expect "B's next boot" "$(st)" "boot=B committed=B trial=none A=good B=good"
@@ -93,6 +114,8 @@ F="$DIR/wristlink/update/failed"
 [ -f "$F/new.raucb" ] && [ ! -e "$D/new.raucb" ] && [ ! -e "$D/new.raucb.reason" ] && ok || bad "B failed: the bundle is not in failed/: $(find "$DIR/wristlink")"
 case "$(tr -d '\r' < "$F/new.raucb.reason" 2>/dev/null)" in "installed 0.1.1-1+deb13 in 99 s"*"failed: its trial boot of slot B never reached READY"*"back on slot A") ok ;; *) bad "B failed: the reason: $(cat "$F/new.raucb.reason" 2>&1)" ;; esac
 expect "B failed: the other bundle untouched" "$(cat "$D/old.raucb.reason")" "$old_reason"
+expect "B failed, closed on A: the wrist" "$(notice) $(told)" "none told"
+case "$out" in *"trial-end: the wrist showed update-failed"*) ok ;; *) bad "B failed: trial-end said: $out" ;; esac
 
 # a reset before begin-trial: B again
 fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B
@@ -109,6 +132,8 @@ case "$(tr -d '\r' < "$F/new.raucb.reason" 2>/dev/null)" in "installed 0.1.1-1+d
 expect "B not ready: the other bundle untouched" "$(cat "$D/old.raucb.reason")" "$old_reason"
 # the next boot (A) finds no trial: trial-end's condition is false
 trial_open && bad "B not ready: a trial is still open" || ok
+expect "B not ready: the wrist (after the reboot)" "$(notice) $(told)" "update-failed not-told"
+[ "$(stat -c %a "$WORK/state/notice")" = 644 ] && [ ! -e "$WORK/state/notice.new" ] && ok || bad "B not ready: the notice's mode or a notice.new left"
 # B ready first: the watch then does nothing
 fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
 booted B 3; "$WL_BACKEND" begin-trial 2> /dev/null
@@ -162,6 +187,7 @@ echo "44.00 80.00" > "$WORK/uptime"
 ( sleep 1; echo "45.50 82.00" > "$WORK/uptime" ) &
 out=$("$IMG/trial-end" 2>&1); wait
 expect "bonded, the phone away: trial-end keeps nothing" "$(st)" "boot=A committed=A trial=B A=good B=bad"
+expect "bonded, the phone away: nothing on the wrist yet" "$(notice) $(told)" "none not-told"
 case "$out" in *"no bonded phone's link came back by 45 s: slot B is not kept"*) ok ;; *) bad "bonded, phone away: trial-end said: $out" ;; esac
 printf 'ActiveState=active\nSubState=running\nNRestarts=0\n' > "$WORK/svc"
 out=$("$IMG/trial-end" watch 2>&1)
@@ -175,5 +201,25 @@ for log in 'loaded 0 bonded phone(s) from /var/lib/wristlink/bonds' ''; do
   out=$("$IMG/trial-end" 2>&1)
   expect "no bond ('$log'): B kept at READY" "$(st)" "boot=B committed=B trial=none A=good B=good"
 done
+# the firmware not running (the signal fails): the notice waits for its start
+fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
+booted B 3; "$WL_BACKEND" begin-trial 2> /dev/null
+out=$(WL_TELL_FIRMWARE=false "$IMG/trial-end" 2>&1)
+expect "firmware not running: B kept all the same" "$(st)" "boot=B committed=B trial=none A=good B=good"
+expect "firmware not running: the notice waits" "$(notice)" "update-done"
+case "$out" in *"the firmware is not running: it shows it at its next start"*) ok ;; *) bad "firmware not running: trial-end said: $out" ;; esac
+# told, but the firmware never says it showed it: said, within the wait
+fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
+booted B 3; "$WL_BACKEND" begin-trial 2> /dev/null
+: > "$WORK/fwlog"
+out=$(WL_TELL_FIRMWARE=true "$IMG/trial-end" 2>&1)
+expect "told, not shown: B kept, the notice left for the next start" "$(st) $(notice)" "boot=B committed=B trial=none A=good B=good update-done"
+case "$out" in *"told to show update-done but did not say it did within 2 s"*) ok ;; *) bad "told, not shown: trial-end said: $out" ;; esac
+# no state directory: said, and the decision stands
+fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
+booted B 3; "$WL_BACKEND" begin-trial 2> /dev/null; rm -rf "$WORK/state"
+out=$("$IMG/trial-end" 2>&1) && rc=0 || rc=$?
+expect "no state directory: B kept, trial-end succeeds" "$(st) $rc" "boot=B committed=B trial=none A=good B=good 0"
+case "$out" in *"state directory is missing: no update-done on the wrist"*) ok ;; *) bad "no state directory: trial-end said: $out" ;; esac
 echo "trial-test: $checks passed, $fails failed"
 [ "$fails" -eq 0 ]
