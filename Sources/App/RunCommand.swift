@@ -151,7 +151,15 @@ public enum RunCommand {
         return ms
     }
 
+    /// The notice file `run ARGS` looks at (nil: none): the state
+    /// directory's `notice`, on the UNIX link only with `--state-dir`.
+    public static func noticePath(_ args: ArraySlice<String>) throws(UsageError) -> String? { try parse(args).noticePath }
+
     public static func main(_ args: ArraySlice<String>) -> Int32 {
+        // SIGUSR1 ("look for the notice") held from the start: one that
+        // comes while the files, lines and sockets are set up waits for
+        // the loop's signalfd instead of ending the process.
+        Signals.holdNoticeSignal()
         let options: Options
         do { options = try parse(args) } catch { return CLI.fail(error, command: "run") }
         Log.notice(BuildInfo.line)

@@ -21,6 +21,15 @@ public struct Signals: ~Copyable {
         fd = try Sys.call32("signalfd") { signalfd(-1, &set, wl_signalfd_flags()) }
     }
 
+    /// Blocks SIGUSR1 now (its default action ends the process), before
+    /// `init` takes it with the others: it stays pending until then.
+    public static func holdNoticeSignal() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGUSR1)
+        _ = sigprocmask(SIG_BLOCK, &set, nil)
+    }
+
     deinit { _ = CLinux.close(fd) }
 
     /// The next pending signal's number, or nil.

@@ -72,14 +72,16 @@ struct NoticeEndToEndTests {
         #expect(log.contains("update failed") && log.contains("update done"), "\(log)")
     }
 
-    @Test("on the UNIX link without --state-dir no notice is looked for (a simulated run must not take the wearable's)")
-    func unixLinkWithoutStateDir() throws {
+    @Test("SIGUSR1 with no notice file does not end the firmware")
+    func signalWithoutNotice() throws {
         let dir = makeScratchDirectory("notice-e2e")
         defer { removeTree(dir) }
         var child = try ChildProcess.spawn(
-            [wristlink, "run", "--link", "unix:\(dir)/s", "--gpio", "sim", "--events", dir + "/events",
+            [wristlink, "run", "--link", "unix:\(dir)/s", "--gpio", "sim", "--events", dir + "/events", "--state-dir", dir,
              "--board", repositoryRoot + "/board/sim/board.conf", "--policy", repositoryRoot + "/board/policy.conf"],
             pipeStdin: true, pipeStdout: false, stderrFD: ProcessControl.openForAppend(dir + "/err"))
+        // At once (while it starts) and once it runs: held, then taken by the loop.
+        child.signal(SIGUSR1)
         ProcessControl.sleep(ms: 500)
         child.signal(SIGUSR1)
         ProcessControl.sleep(ms: 300)

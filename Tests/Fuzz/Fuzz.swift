@@ -313,13 +313,18 @@ func fuzzConfig(_ input: Span<UInt8>) {
 /// file (another line of text from outside the firmware): a notice only
 /// for exactly a keyword and at most one line end.
 func fuzzConsole(_ input: Span<UInt8>) {
-    if case .notice(let notice) = SystemNotice.parse(input) {
-        var end = input.count
-        if end > 0, input[end - 1] == 0x0A { end -= 1 }
-        if end > 0, input[end - 1] == 0x0D { end -= 1 }
-        let keyword = notice.keyword
-        precondition(end == keyword.utf8CodeUnitCount)
-        for i in 0..<end { precondition(input[i] == keyword.utf8Start[i]) }
+    // The oracle, by other means: the bytes as text equal to a keyword
+    // plus "", "\n" or "\r\n" (Strings compared by their UTF-8 bytes).
+    let bytes = input.withUnsafeBufferPointer { Array($0) }
+    let expected = SystemNotice.all.first { notice in
+        let keyword = Array("\(notice.keyword)".utf8)
+        return [keyword, keyword + [0x0A], keyword + [0x0D, 0x0A]].contains(bytes)
+    }
+    switch SystemNotice.parse(input) {
+    case .notice(let notice): precondition(notice == expected, "a notice from other bytes")
+    case .refused(let refusal):
+        precondition(expected == nil, "a notice refused")
+        precondition((refusal == .tooLong) == (bytes.count > SystemNotice.maxFileBytes))
     }
     let text = input.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
     switch SimLines.parseConsole(text, buttonNames: ["accept", "reject"]) {

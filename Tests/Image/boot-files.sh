@@ -1,6 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
-# Sourced by the image's boot tests (boot-test.sh, bt-boot-test.sh): what
-# they share about a copy of the SD-card image.
+# Sourced by the image's boot tests (boot-test.sh, bt-boot-test.sh, and
+# Tests/Update's install-boot-test.sh and fault-boot-test.sh): what they
+# share about a copy of the SD-card image, and how they report.
+#   elapsed T0                 seconds since T0 (date +%s.%N), one decimal
+#   pass / fail TEXT           a PASS or FAIL line on stdout and in
+#                              OUT/summary.txt (fail counts in `fails`)
+#   check NAME STATUS DETAIL   pass NAME when STATUS is 0, else fail with DETAIL
+#                              (keep the status before building NAME: a
+#                              $(…) in NAME sets $?)
+#   report N, field N KEY      the boot report's lines (wl-report:) in
+#                              OUT/console-N.log, printable characters only;
+#                              the value of one of its KEY: lines
 #   image_partitions DISK OUT  OUT/partitions: "index start-byte size-byte type"
 #                              per MBR entry; sets boot_off/_len, root_off/_len
 #                              (partition 2: slot A's root), data_off/_len (4)
@@ -30,6 +40,14 @@
 # fdtget, fdtput); FAT is DISK@@boot_off for mtools.
 
 RASPI_QEMU_APPEND="systemd.watchdog_sec=0"
+
+fails=0
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+pass() { echo "PASS $*" | tee -a "$OUT/summary.txt"; }
+fail() { echo "FAIL $*" | tee -a "$OUT/summary.txt"; fails=$((fails + 1)); }
+check() { if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1: $3"; fi; }
+report() { tr -d '\r' < "$OUT/console-$1.log" | sed -n 's/^.*wl-report: //p' | tr -cd '[:print:]\n'; }
+field() { report "$1" | sed -n "s|^$2: ||p" | head -1; }
 
 image_partitions() {
   python3 - "$1" > "$2/partitions" <<'PY'

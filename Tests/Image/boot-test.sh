@@ -64,18 +64,12 @@ OUT="$ROOT/.build/image/boot-test"
 "$ROOT/scripts/ensure-packages" qemu-system-arm mtools e2fsprogs python3 device-tree-compiler dosfstools >&2
 rm -rf "$OUT"; mkdir -p "$OUT"
 T0=$(date +%s.%N)
-elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
-fails=0
-pass() { echo "PASS $*" | tee -a "$OUT/summary.txt"; }
-fail() { echo "FAIL $*" | tee -a "$OUT/summary.txt"; fails=$((fails + 1)); }
-check() {  # check NAME CONDITION-EXIT-CODE DETAIL
-  if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1: $3"; fi
-}
+# pass, fail, check, elapsed, report, field: boot-files.sh
+. "$HERE/boot-files.sh"
 
 # --- the copy and what the wearer puts on it --------------------------------
 disk="$OUT/sd.img"
 cp --sparse=always "$IMAGE" "$disk"
-. "$HERE/boot-files.sh"
 image_partitions "$disk" "$OUT"
 fat="$disk@@$boot_off"
 # The slot the firmware starts and its files (boot-files.sh)
@@ -129,8 +123,6 @@ boot() {  # boot N MACHINE QEMU-ARGS...: boots, waits for the report, cuts the p
   return $rc
 }
 # the report's lines, with or without the kernel's "[ time] unit[pid]: " before them
-report() { tr -d '\r' < "$OUT/console-$1.log" | sed -n 's/^.*wl-report: //p'; }
-field() { report "$1" | sed -n "s|^$2: ||p" | head -1; }
 # where boot N's time went (systemd-analyze in the guest, board/image/boot-report):
 # the phases in timings.txt; for boot 1 (wristlink.boot-analyze) the slowest
 # units and wristlink.service's critical chain in analyze-1.txt; recorded,

@@ -36,16 +36,12 @@ if [ ! -x "$PY" ] || ! "$PY" -c 'import bumble' 2>/dev/null; then
 fi
 rm -rf "$OUT"; mkdir -p "$OUT"
 T0=$(date +%s.%N)
-elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
-fails=0
-pass() { echo "PASS $*" | tee -a "$OUT/summary.txt"; }
-fail() { echo "FAIL $*" | tee -a "$OUT/summary.txt"; fails=$((fails + 1)); }
-check() { if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1: $3"; fi; }
+# pass, fail, check, elapsed: boot-files.sh (report and field below: one console)
+. "$HERE/boot-files.sh"
 
 # --- the copy, the bond on its data partition, what the Pi's firmware would start
 disk="$OUT/sd.img"
 cp --sparse=always "$IMAGE" "$disk"
-. "$HERE/boot-files.sh"
 image_partitions "$disk" "$OUT"
 fat="$disk@@$boot_off"
 place_bond "$disk" "$HERE/bonds" "$OUT"

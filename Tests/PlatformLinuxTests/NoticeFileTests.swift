@@ -56,18 +56,32 @@ struct NoticeFileTests {
         #expect(access(dir + "/notice", F_OK) != 0)
     }
 
-    @Test("a FIFO or a symbolic link put there is refused without waiting and left in place")
+    @Test("a FIFO or a symbolic link put there is refused without waiting or following, and removed; a link's target is untouched")
     func notAFile() {
         let dir = makeScratchDirectory("notice")
         defer { removeTree(dir) }
         let file = NoticeFile(path: dir + "/notice")
         #expect(mkfifo(dir + "/notice", 0o600) == 0)
         #expect(file.take() == .refused("not-a-file"), "a FIFO with no writer is not waited on")
-        #expect(access(dir + "/notice", F_OK) == 0)
-        #expect(unlink(dir + "/notice") == 0)
+        #expect(access(dir + "/notice", F_OK) != 0 && access(dir + "/notice.taken", F_OK) != 0)
         put(dir + "/target", "update-done\n")
         #expect(symlink(dir + "/target", dir + "/notice") == 0)
-        if case .failed(let e) = file.take() { #expect(e == ELOOP) } else { Issue.record("a symbolic link was followed") }
-        #expect(access(dir + "/target", F_OK) == 0, "its target is untouched")
+        #expect(file.take() == .refused("not-a-file"))
+        #expect(access(dir + "/notice", F_OK) != 0)
+        #expect((try? ProcessControl.readFile(dir + "/target")) == "update-done\n", "its target is untouched")
+    }
+
+    @Test("a notice taken but not removed (the firmware stopped in between) is taken at the next look; a newer notice wins over it")
+    func leftoverTaken() {
+        let dir = makeScratchDirectory("notice")
+        defer { removeTree(dir) }
+        let file = NoticeFile(path: dir + "/notice")
+        put(dir + "/notice.taken", "update-failed\n")
+        #expect(file.take() == .notice(.updateFailed))
+        #expect(access(dir + "/notice.taken", F_OK) != 0)
+        put(dir + "/notice.taken", "update-failed\n")
+        put(dir + "/notice", "update-done\n")
+        #expect(file.take() == .notice(.updateDone))
+        #expect(file.take() == .none)
     }
 }

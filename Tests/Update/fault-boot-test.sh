@@ -15,6 +15,13 @@
 # -M raspi3b from the files the Pi's firmware would load (boot-files.sh),
 # each bounded by FAULT_BOOT_TIMEOUT (default 600 s); the card carries
 # over from one to the next, as a wearer's would:
+#   boot 0 (A): a copy of the bundle damaged inside its payload (4 KiB
+#     inverted 4 MiB into the file: its signed manifest is whole, so the
+#     card's check passes it): RAUC's install fails when dm-verity finds
+#     the damaged block; the bundle goes to failed/ with RAUC's words, the
+#     slot state is untouched, the call LED flickers, the firmware starts
+#     on A, the FAT is clean;
+#   the wearer copies the bundle again (undamaged);
 #   boot 1 (A): the power is cut while RAUC copies the root into slot B
 #     (CUT_COPY_S, 10 s, after its "Checking slot rootfs.1 (B) done." line);
 #     then the slot state is untouched (A committed, no trial, the firmware
@@ -31,10 +38,11 @@
 #     slot state says B on trial, the bundle is in done/, the FAT is clean;
 #   boot 4 (B, wristlink.trial-ready-s=60 added to its command line): B's
 #     firmware never becomes ready; the trial's bound marks B bad, moves
-#     the bundle to failed/ with the reason and reboots; wristlink.service
-#     never reached READY on B;
+#     the bundle to failed/ with the reason, leaves update-failed for the
+#     wrist and reboots; wristlink.service never reached READY on B;
 #   boot 5 (the firmware's choice, A): READY=1 with the bond loaded, no
-#     failed unit, no trial open; the power is cut; after it the data
+#     failed unit, no trial open, the firmware's "update failed" at its
+#     start; the power is cut; after it the data
 #     partition (its journal replayed on a copy, as a mount would) and the
 #     FAT pass their checkers (e2fsck -fn, fsck.vfat -n), the bond is the
 #     one placed, and the journal holds the initrd's repair at boot 3.
@@ -51,12 +59,7 @@ OUT="$ROOT/.build/image/fault-boot-test"
 "$ROOT/scripts/ensure-packages" qemu-system-arm mtools e2fsprogs python3 device-tree-compiler dosfstools rauc squashfs-tools >&2
 rm -rf "$OUT"; mkdir -p "$OUT"
 T0=$(date +%s.%N)
-elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
-fails=0
-pass() { echo "PASS $*" | tee -a "$OUT/summary.txt"; }
-fail() { echo "FAIL $*" | tee -a "$OUT/summary.txt"; fails=$((fails + 1)); }
-check() { if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1: $3"; fi; }
-. "$ROOT/Tests/Image/boot-files.sh"   # the image boot tests' shared steps
+. "$ROOT/Tests/Image/boot-files.sh"   # the image boot tests' shared steps and checks
 
 # --- the bundle N+1 whose firmware never becomes ready ------------------------------
 base="${IMAGE##*/}"; version="${base#wristlink-}"; version="${version%-pi-zero-2w.img}"
@@ -97,7 +100,17 @@ image_partitions "$disk" "$OUT"
 fat="$disk@@$boot_off"
 mmd -i "$fat" ::/wristlink/update 2>/dev/null || true
 copy_bundle() { mcopy -o -i "$fat" "$bundle" "::/wristlink/update/$name"; }
-copy_bundle
+# the damaged copy: 4 KiB inverted 4 MiB into the file (inside the
+# squashfs's data, far from its superblock and the signature at the end)
+damaged="$OUT/damaged.raucb"
+python3 - "$bundle" "$damaged" <<'EOF'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+at = 4 * 1048576
+data[at:at + 4096] = bytes(b ^ 0xFF for b in data[at:at + 4096])
+open(sys.argv[2], "wb").write(data)
+EOF
+mcopy -o -i "$fat" "$damaged" "::/wristlink/update/$name"
 place_bond "$disk" "$ROOT/Tests/Image/bonds" "$OUT"
 pad_power_of_two "$disk"
 
@@ -137,8 +150,6 @@ wait_exit() {
     sleep 1
   done
 }
-report() { console "$1" | sed -n 's/^.*wl-report: //p'; }
-field() { report "$1" | sed -n "s|^$2: ||p" | head -1; }
 slot_state() { mcopy -n -i "$fat" ::/wristlink-slot.txt - 2>/dev/null | tr -d '\r' | sed -n 's/^# state //p'; }
 slot_prefix() { mcopy -n -i "$fat" ::/wristlink-slot.txt - 2>/dev/null | tr -d '\r' | sed -n 's/^os_prefix=//p'; }
 in_dir() { mdir -b -i "$fat" "::/wristlink/update/$1" 2>/dev/null | grep -q "/$2\$"; }
@@ -150,6 +161,29 @@ fat_clean() {  # fat_clean LABEL: fsck.vfat -n of the boot partition
 }
 untouched="boot=A committed=A trial=none A=good B=bad"
 set +e +o pipefail
+
+# --- boot 0: a bundle damaged inside its payload -----------------------------------------
+run_qemu 0
+wait_for 0 'wl-report: end'; rc=$?
+power_cut
+printf 'boot 0 (A, a bundle damaged inside its payload): report after %s s\n' "$(elapsed "$boot_t")" | tee -a "$OUT/timings.txt"
+check "boot 0: the boot report came" "$rc" "wait $rc"
+console 0 | grep -a 'update-install\|verity' | sed 's/^.*\] //; s/^/boot 0: /' | head -n 12 >> "$OUT/summary.txt"
+console 0 | grep -aq "update-install: $name moved to wristlink/update/failed/: failed: rauc install"
+check "boot 0: RAUC's installation of the damaged bundle failed and it went to failed/" $? "$(console 0 | grep -a 'update-install' | tail -3)"
+console 0 | grep -aqE 'verity.*(corrupted|verification failed)'
+check "boot 0: dm-verity found the damaged block (the kernel's line)" $? "$(console 0 | grep -a 'verity\|I/O error' | head -3)"
+console 0 | grep -aq 'flickered: the installation failed'
+check "boot 0: the call LED flickered for the failed installation" $? "$(console 0 | grep -a 'update-install' | tail -2)"
+[ "$(slot_state)" = "$untouched" ] && [ "$(slot_prefix)" = slot-a/ ]
+rc=$?; check "after boot 0: the slot state is untouched, the firmware starts slot A ($(slot_state))" "$rc" "$(slot_state) $(slot_prefix)"
+in_dir failed "$name" && reason failed | grep -q '^failed: rauc install: .*; slot state: boot=A committed=A trial=none A=good B=bad$'
+check "after boot 0: the damaged bundle is in failed/ with RAUC's words and the slot state" $? "$(reason failed)"
+reason failed | sed 's/^/failed reason (boot 0): /' >> "$OUT/summary.txt"
+svc="$(field 0 service)"
+case " $svc " in *" ActiveState=active "*" SubState=running "*) true ;; *) false ;; esac; check "boot 0: wristlink.service reached READY=1 on slot A" $? "$svc"
+fat_clean 0; check "after boot 0: the boot partition is clean (fsck.vfat -n)" $? "$(tail -3 "$OUT/fsck-0.txt")"
+copy_bundle
 
 # --- boot 1: a power cut while RAUC writes slot B --------------------------------------
 run_qemu 1

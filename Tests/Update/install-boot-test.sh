@@ -26,7 +26,8 @@
 #     unit, the bonded phone's link comes back (the Zero 2 W's Bluetooth
 #     UART is Tests/Image/bt-uart-relay.py's controller with a Bumble phone
 #     holding the bond, as in the boot test's Bluetooth boot), and
-#     wristlink-trial-end.service keeps slot B; the power is cut;
+#     wristlink-trial-end.service keeps slot B, leaves update-done for the
+#     wrist and tells the firmware, which says it showed it; the power is cut;
 #     then wristlink-slot.txt says B committed and good, no trial: the
 #     next boot is B.
 # Results and consoles in .build/image/install-boot-test/; the durations in
@@ -44,11 +45,7 @@ if [ ! -x "$PY" ] || ! "$PY" -c 'import bumble' 2>/dev/null; then
 fi
 rm -rf "$OUT"; mkdir -p "$OUT"
 T0=$(date +%s.%N)
-elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
-fails=0
-pass() { echo "PASS $*" | tee -a "$OUT/summary.txt"; }
-fail() { echo "FAIL $*" | tee -a "$OUT/summary.txt"; fails=$((fails + 1)); }
-check() { if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1: $3"; fi; }
+. "$ROOT/Tests/Image/boot-files.sh"   # the image boot tests' shared steps and checks
 
 # --- the bundle N+1 -------------------------------------------------------------
 base="${IMAGE##*/}"; version="${base#wristlink-}"; version="${version%-pi-zero-2w.img}"
@@ -63,7 +60,6 @@ echo "install-boot-test: image $version, bundle $next ($(( $(stat -c %s "$bundle
 # --- the card ---------------------------------------------------------------------
 disk="$OUT/sd.img"
 cp --sparse=always "$IMAGE" "$disk"
-. "$ROOT/Tests/Image/boot-files.sh"   # the image boot tests' shared steps
 image_partitions "$disk" "$OUT"
 fat="$disk@@$boot_off"
 free_kb() { mdir -i "$fat" ::/ | sed -n 's/^ *\([0-9 ]*\) bytes free.*/\1/p' | tr -d ' ' | awk '{ print int($1 / 1024) }'; }
@@ -108,8 +104,6 @@ power_cut() {
   return 0
 }
 trap power_cut EXIT
-report() { tr -d '\r' < "$OUT/console-$1.log" | sed -n 's/^.*wl-report: //p' | tr -cd '[:print:]\n'; }
-field() { report "$1" | sed -n "s|^$2: ||p" | head -1; }
 set +e +o pipefail
 
 # --- boot 1: slot A installs the bundle and reboots ------------------------------------

@@ -57,11 +57,13 @@ n=\$(cat "$WORK/state/notice") && rm -f "$WORK/state/notice" && echo "update \${
 EOF
 chmod +x "$WORK/tell"
 export WL_NOTICE_DIR="$WORK/state" WL_TELL_FIRMWARE="$WORK/tell" WL_SHOWN_WAIT_S=2
+# the watch's stop of the failed slot's firmware, recorded
+export WL_STOP_FIRMWARE="touch $WORK/stopped"
 notice() { cat "$WORK/state/notice" 2>/dev/null || echo none; }
 told() { [ -e "$WORK/told" ] && echo told || echo not-told; }
 : > "$WORK/fwlog"; printf 'ActiveState=activating\nSubState=start\nNRestarts=0\n' > "$WORK/svc"
 fresh() {
-  rm -rf "$DIR" "$WORK/state" "$WORK/told"; mkdir -p "$DIR/slot-a" "$DIR/slot-b" "$DIR/wristlink/update/done" "$WORK/state"
+  rm -rf "$DIR" "$WORK/state" "$WORK/told" "$WORK/stopped"; mkdir -p "$DIR/slot-a" "$DIR/slot-b" "$DIR/wristlink/update/done" "$WORK/state"
   echo kernel > "$DIR/slot-a/vmlinuz"; echo kernel > "$DIR/slot-b/vmlinuz"
   "$WL_BACKEND" init A
 }
@@ -133,6 +135,7 @@ expect "B not ready: the other bundle untouched" "$(cat "$D/old.raucb.reason")" 
 # the next boot (A) finds no trial: trial-end's condition is false
 trial_open && bad "B not ready: a trial is still open" || ok
 expect "B not ready: the wrist (after the reboot)" "$(notice) $(told)" "update-failed not-told"
+[ -e "$WORK/stopped" ] && ok || bad "B not ready: the watch did not stop B's firmware before leaving the notice"
 [ "$(stat -c %a "$WORK/state/notice")" = 644 ] && [ ! -e "$WORK/state/notice.new" ] && ok || bad "B not ready: the notice's mode or a notice.new left"
 # B ready first: the watch then does nothing
 fresh; "$WL_BACKEND" set-state B bad; "$WL_BACKEND" set-primary B; installed
