@@ -65,8 +65,11 @@ public enum SystemNotice: Equatable, Sendable {
     public static func parse(_ bytes: Span<UInt8>, truncated: Bool = false) -> Parsed {
         if truncated || bytes.count > maxFileBytes { return .refused(.tooLong) }
         var end = bytes.count
-        if end > 0, bytes[end - 1] == 0x0A { end -= 1 }
-        if end > 0, bytes[end - 1] == 0x0D { end -= 1 }
+        if end > 0, bytes[end - 1] == 0x0A {
+            end -= 1
+            // A carriage return only before the newline (CRLF).
+            if end > 0, bytes[end - 1] == 0x0D { end -= 1 }
+        }
         for notice in all {
             let keyword = notice.keyword
             guard keyword.utf8CodeUnitCount == end else { continue }

@@ -24,7 +24,7 @@ struct NoticeFileTests {
         #expect(parse("update-done") == .notice(.updateDone))
         #expect(parse("update-done\n") == .notice(.updateDone))
         #expect(parse("update-failed\r\n") == .notice(.updateFailed))
-        for text in ["", "\n", "update-don", "update-done ", "update-done\n\n", "UPDATE-DONE", " update-failed", "update-failedx", "update-done\nupdate-failed"] {
+        for text in ["", "\n", "update-don", "update-done ", "update-done\n\n", "UPDATE-DONE", " update-failed", "update-failedx", "update-done\nupdate-failed", "update-failed\r", "update-done\n\r"] {
             #expect(parse(text) == .refused(.unknown), "\(text.debugDescription)")
         }
         #expect(parse(String(repeating: "x", count: 65)) == .refused(.tooLong))
