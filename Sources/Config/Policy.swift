@@ -283,7 +283,7 @@ public struct PolicyConfig: Equatable, Sendable {
     public var notices: [[OutputPattern]] = [[OutputPattern]](repeating: [], count: SystemNotice.all.count)
     /// The outputs `notice` plays.
     public func feedback(for notice: SystemNotice) -> [OutputPattern] {
-        notices[notice.index]
+        notices[notice.rawValue]
     }
     public static let batteryLowPercent = 15
     public static let batteryCriticalPercent = 5

@@ -60,8 +60,8 @@ extension PolicyParser {
         // outputs turns it off).
         var patterns = patterns
         var notices = notices
-        for notice in SystemNotice.all where feedbackLines[Self.noticeFeedbackBase + notice.index] == 0 {
-            notices[notice.index] = Self.builtInFeedback(notice, board: board, patterns: &patterns)
+        for notice in SystemNotice.all where feedbackLines[Self.noticeFeedbackBase + notice.rawValue] == 0 {
+            notices[notice.rawValue] = Self.builtInFeedback(notice, board: board, patterns: &patterns)
         }
         var config = PolicyConfig(
             patterns: patterns, alerts: alerts, rules: rules, unread: unread, shortPress: shortPress,

@@ -10,23 +10,16 @@
 // Windows editor writes), nothing else; at most `maxFileBytes`. Sans-IO:
 // bytes in, a notice or the reason they are not one out.
 
-/// What the wrist should show once.
-public enum SystemNotice: Equatable, Sendable {
+/// What the wrist should show once; `rawValue` is its place in `all`
+/// (tables by notice).
+public enum SystemNotice: Int, Equatable, Sendable {
     /// A system update passed its trial and is kept.
-    case updateDone
+    case updateDone = 0
     /// A system update failed its trial and the wearable is back on the
     /// system it had.
     case updateFailed
 
     public static let all: [SystemNotice] = [.updateDone, .updateFailed]
-
-    /// Its place in `all` (tables by notice).
-    public var index: Int {
-        switch self {
-        case .updateDone: 0
-        case .updateFailed: 1
-        }
-    }
 
     /// Its keyword in the notice file and the policy's `feedback` line.
     public var keyword: StaticString {
